@@ -1,0 +1,47 @@
+# Two entry points: `make run` and `make test`. Each creates .venv and installs on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SESSION ?= sample_sessions/research_agent.yaml
+PORT   ?= 8501
+
+.PHONY: run test check lint types unit browser chromium clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is needed"; exit 1; }
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
+		echo "installing Debian's python3-venv"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m assembler doctor
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m assembler walkthrough $(SESSION)
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing Debian's chromium for the browser tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+types: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -m "not browser"
+
+browser: $(STAMP) chromium
+	$(BIN)/pytest -m browser
+
+test: $(STAMP) chromium lint types
+	$(BIN)/pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

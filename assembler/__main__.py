@@ -1,0 +1,5 @@
+import sys
+
+from assembler.cli import main
+
+sys.exit(main())

@@ -1,0 +1,44 @@
+"""One step from recorded event to request: replay → assemble → wire."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from assembler.assembly import Assembly, assemble
+from assembler.components import default_registry
+from assembler.layouts import Layout, builtin_layout
+from assembler.registry import Registry
+from assembler.replay import Step, iter_steps, tree_options
+from assembler.session import Session
+from assembler.wire import Wire, build_wire
+
+
+@dataclass(frozen=True)
+class AssembledStep:
+    step: Step
+    assembly: Assembly
+    wire: Wire
+
+
+class SessionAssembler:
+    """Assembles every step of one session under one layout."""
+
+    def __init__(
+        self, session: Session, layout: Layout | None = None, registry: Registry | None = None
+    ) -> None:
+        self.session = session
+        self.layout = layout or builtin_layout("seed")
+        self.registry = self.layout.apply(registry if registry is not None else default_registry())
+        self.options = self.layout.tree_options(tree_options(session))
+
+    def steps(self) -> Iterator[Step]:
+        return iter_steps(self.session, self.options)
+
+    def assemble(self, step: Step) -> AssembledStep:
+        assembly = assemble(self.registry, step.context)
+        return AssembledStep(step, assembly, build_wire(assembly, self.layout.breakpoints))
+
+    def __iter__(self) -> Iterator[AssembledStep]:
+        for step in self.steps():
+            yield self.assemble(step)

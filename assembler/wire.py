@@ -1,0 +1,197 @@
+"""The provider-neutral request and its renderings.
+
+Wire order: tools → system (L0 part, then L1 project part) → messages (the call
+tree, then the L2 blocks of the current user message). Breakpoints ①–④ sit
+after the tools, after the L0 part, after the L1 project part and after the
+call tree. What the model reads is the blocks' text, nothing else: no layer
+labels, no breakpoint markers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assembler.assembly import Assembly
+from assembler.layers import Layer, Placement
+
+SEPARATOR = "\n\n"
+CIRCLED = "①②③④"
+
+#: Default breakpoint anchors, the design's ①–④.
+DEFAULT_BREAKPOINTS: tuple[str, ...] = ("tools", "system:L0", "system:L1", "history")
+BREAKPOINT_ANCHORS = {
+    "tools": "after the last tools block",
+    "system:L0": "after the L0 part of the system prompt",
+    "system:L1": "after the L1 project part of the system prompt",
+    "history": "after the call tree at the end of the history",
+}
+MAX_BREAKPOINTS = 4
+
+
+class WireError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class WireBlock:
+    name: str
+    layer: Layer
+    placement: Placement
+    text: str
+    cacheable: bool
+    breakpoint: int | None = None  # 1-based number of the breakpoint placed after this block
+
+    @property
+    def section(self) -> str:
+        if self.placement is Placement.TOOLS:
+            return "tools"
+        return "system" if self.placement is Placement.SYSTEM else "messages"
+
+
+@dataclass(frozen=True)
+class Wire:
+    blocks: tuple[WireBlock, ...]
+
+    def section(self, name: str) -> tuple[WireBlock, ...]:
+        return tuple(b for b in self.blocks if b.section == name)
+
+    @property
+    def breakpoints(self) -> tuple[int, ...]:
+        """Indices of the blocks that carry a breakpoint."""
+        return tuple(i for i, b in enumerate(self.blocks) if b.breakpoint is not None)
+
+    def system_text(self) -> str:
+        return SEPARATOR.join(b.text for b in self.section("system"))
+
+    def messages_text(self) -> str:
+        return SEPARATOR.join(b.text for b in self.section("messages"))
+
+    def text(self) -> str:
+        """The continuous text the model reads: system, then messages."""
+        parts = [self.system_text(), self.messages_text()]
+        return SEPARATOR.join(p for p in parts if p)
+
+
+def _anchor_index(blocks: Sequence[WireBlock], anchor: str) -> int | None:
+    def last(pred: Any) -> int | None:
+        found = [i for i, b in enumerate(blocks) if pred(b)]
+        return found[-1] if found else None
+
+    if anchor == "tools":
+        return last(lambda b: b.placement is Placement.TOOLS)
+    if anchor == "system:L0":
+        return last(lambda b: b.placement is Placement.SYSTEM and b.layer is Layer.L0)
+    if anchor == "system:L1":
+        return last(lambda b: b.placement is Placement.SYSTEM and b.layer is Layer.L1)
+    if anchor == "history":
+        return last(lambda b: b.placement is Placement.HISTORY)
+    if anchor == "last":
+        return len(blocks) - 1 if blocks else None
+    if anchor.startswith("after:"):
+        name = anchor.removeprefix("after:")
+        return last(lambda b: b.name == name)
+    raise WireError(
+        f"unknown breakpoint anchor {anchor!r}; expected one of "
+        f"{', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>'"
+    )
+
+
+def build_wire(assembly: Assembly, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> Wire:
+    """Lay the emitted blocks out in wire order and mark the breakpoints.
+
+    A breakpoint goes on the last block of its anchor; anchors with no block
+    place none. Nothing at or after the first non-cacheable block is marked.
+    """
+    if len(breakpoints) > MAX_BREAKPOINTS:
+        raise WireError(f"at most {MAX_BREAKPOINTS} breakpoints, got {len(breakpoints)}")
+    emitted = [r for r in assembly.emitted]
+    blocks = [WireBlock(r.name, r.layer, r.placement, r.text or "", r.cacheable) for r in emitted]
+    first_uncacheable = next((i for i, b in enumerate(blocks) if not b.cacheable), len(blocks))
+    marks = sorted(
+        {
+            i
+            for a in breakpoints
+            if (i := _anchor_index(blocks, a)) is not None and i < first_uncacheable
+        }
+    )
+    for number, index in enumerate(marks, start=1):
+        b = blocks[index]
+        blocks[index] = WireBlock(b.name, b.layer, b.placement, b.text, b.cacheable, number)
+    return Wire(tuple(blocks))
+
+
+def _tool_list(wire: Wire) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    for block in wire.section("tools"):
+        parsed = json.loads(block.text)
+        tools.extend(parsed if isinstance(parsed, list) else [parsed])
+    return tools
+
+
+def _joined(blocks: Sequence[WireBlock]) -> list[tuple[WireBlock, str]]:
+    """Block texts with the separator the continuous text has between them."""
+    return [(b, b.text + (SEPARATOR if i < len(blocks) - 1 else "")) for i, b in enumerate(blocks)]
+
+
+def to_anthropic(wire: Wire, model: str, max_tokens: int = 4096, ttl: str = "5m") -> dict[str, Any]:
+    """An Anthropic Messages request with ``cache_control`` at the breakpoints."""
+    marker: dict[str, Any] = {"type": "ephemeral"}
+    if ttl != "5m":
+        marker["ttl"] = ttl
+    request: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    tools = _tool_list(wire)
+    tool_blocks = wire.section("tools")
+    if tools:
+        if any(b.breakpoint for b in tool_blocks):
+            tools[-1] = {**tools[-1], "cache_control": dict(marker)}
+        request["tools"] = tools
+    system = []
+    for block, text in _joined(wire.section("system")):
+        item: dict[str, Any] = {"type": "text", "text": text}
+        if block.breakpoint:
+            item["cache_control"] = dict(marker)
+        system.append(item)
+    if system:
+        request["system"] = system
+    content = []
+    for block, text in _joined(wire.section("messages")):
+        item = {"type": "text", "text": text}
+        if block.breakpoint:
+            item["cache_control"] = dict(marker)
+        content.append(item)
+    request["messages"] = [{"role": "user", "content": content}]
+    return request
+
+
+def to_openai(wire: Wire, model: str, cache_key: str) -> dict[str, Any]:
+    """An OpenAI Chat Completions request: no markers, a ``prompt_cache_key``."""
+    request: dict[str, Any] = {"model": model, "prompt_cache_key": cache_key}
+    tools = _tool_list(wire)
+    if tools:
+        request["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t["name"],
+                    "description": t.get("description", ""),
+                    "parameters": t.get("input_schema", {"type": "object"}),
+                },
+            }
+            for t in tools
+        ]
+    messages: list[dict[str, Any]] = []
+    if wire.section("system"):
+        messages.append({"role": "system", "content": wire.system_text()})
+    messages.append(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": text} for _, text in _joined(wire.section("messages"))
+            ],
+        }
+    )
+    request["messages"] = messages
+    return request
