@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from assembler import cli_analysis
 from assembler.components import default_registry
+from assembler.errors import UsageError
 from assembler.layers import Layer
 from assembler.layouts import LayoutError, load_layout
 from assembler.pipeline import SessionAssembler
@@ -21,10 +23,6 @@ from assembler.session import SessionError, load_session
 from assembler.wire import WireError, to_anthropic, to_openai
 
 EXIT_BAD_INPUT = 2
-
-
-class UsageError(Exception):
-    pass
 
 
 def _print_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> None:
@@ -182,15 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(run=cmd_generate)
+    cli_analysis.register(sub)
     return parser
-
-
-def extend_parser(hook: Callable[[Any], None]) -> None:
-    """Let another module add subcommands (the analysis commands register this way)."""
-    _HOOKS.append(hook)
-
-
-_HOOKS: list[Callable[[Any], None]] = []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
