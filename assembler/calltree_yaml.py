@@ -129,8 +129,8 @@ def _done(node: CallNode, indent: int, mode: str, options: TreeOptions) -> str:
     if cached is not None:
         return cached
     expose = options.expose_of(node.function)
-    if expose is Expose.FULL:
-        mode = "kept"
+    if expose is Expose.FULL or mode == "kept":  # full keeps its whole subtree
+        expose, mode = Expose.FULL, "kept"
     inner = indent + 2
     body: list[str]
     if mode == "collapsed" and expose is Expose.IO:

@@ -177,7 +177,7 @@ def replay(session: Session, options: TreeOptions | None = None) -> list[Step]:
 
 def find_step(steps: list[Step], selector: str) -> Step:
     """A step by 1-based number or by label."""
-    if selector.isdigit():
+    if selector.isascii() and selector.isdigit():
         n = int(selector)
         if 1 <= n <= len(steps):
             return steps[n - 1]
