@@ -1,0 +1,452 @@
+"""Provider prompt-cache simulators, driven by ``assembler/data/cache_rules.yaml``.
+
+One interface, :class:`Simulator`: ``request(blocks, model, at, store)`` returns
+what the provider would have read from cache, written to it and sent uncached
+for one request. A :class:`CacheStore` holds the entries across the steps of a
+session (recorded timestamps drive expiry) and can be shared by several
+sessions that share a prefix.
+
+- Anthropic (:class:`AnthropicSimulator`) works on wire blocks: entries are
+  written only at breakpoints, keyed by a hash of the whole prefix up to and
+  including that block; each breakpoint looks back up to 20 positions for an
+  entry an earlier request wrote.
+- OpenAI, Gemini (implicit) and DeepSeek (:class:`TokenPrefixSimulator`) cache
+  the longest token prefix. A request is a sequence of *segments* (each block
+  split into lines) with cumulative prefix hashes; a hit is the longest run of
+  leading segments an earlier request stored, rounded down to the provider's
+  unit.
+
+Approximation: blocks and lines are tokenized separately (the token count of
+a block is the sum of its lines' counts, each memoized per distinct line), so
+counts can differ by a token or so per line from tokenizing the joined text,
+and a token-prefix hit ends on a line boundary. Each wire block counts as one
+Anthropic block position (the real request splits the tools block into one
+position per tool).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import cache
+from importlib import resources
+from typing import Any, Protocol
+
+import yaml
+
+from assembler.errors import UsageError
+from assembler.tokens import TokenCounter
+from assembler.wire import WireBlock
+
+READ, WRITE, UNCACHED = "read", "write", "uncached"
+
+
+# --- rules ---------------------------------------------------------------------
+
+
+@cache
+def rules() -> dict[str, Any]:
+    """The rules data file, parsed once."""
+    text = resources.files("assembler.data").joinpath("cache_rules.yaml").read_text("utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+def parse_duration(text: str) -> timedelta:
+    """``"5m"``, ``"1h"``, ``"30s"`` → timedelta."""
+    m = re.fullmatch(r"(\d+)([smh])", str(text).strip())
+    if not m:
+        raise UsageError(f"expected a duration like 5m or 1h, found {text!r}")
+    value, unit = int(m.group(1)), m.group(2)
+    name = {"s": "seconds", "m": "minutes", "h": "hours"}[unit]
+    return timedelta(**{name: value})
+
+
+def by_model(entries: Sequence[Mapping[str, Any]], model: str, key: str, default: Any) -> Any:
+    """The value of the longest ``match`` prefixing ``model``; ``default`` when none does."""
+    m = model.lower()
+    best: Mapping[str, Any] | None = None
+    for entry in entries:
+        match = str(entry["match"]).lower()
+        if m.startswith(match) and (best is None or len(match) > len(str(best["match"]))):
+            best = entry
+    return default if best is None else best[key]
+
+
+def anthropic_minimum(model: str) -> int:
+    rule = rules()["anthropic"]["min_cacheable_tokens"]
+    return int(by_model(rule["models"], model, "tokens", rule["default"]))
+
+
+def gemini_minimum(model: str) -> int:
+    rule = rules()["gemini"]["min_cacheable_tokens"]
+    return int(by_model(rule["models"], model, "tokens", rule["default"]))
+
+
+def openai_increment(model: str) -> int:
+    rule = rules()["openai"]["increment"]
+    return int(by_model(rule.get("models", []), model, "value", rule["default"]))
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How long an entry lives: ``idle`` after its last use, at most ``max_age`` after its write."""
+
+    idle: timedelta
+    max_age: timedelta
+
+    @classmethod
+    def fixed(cls, ttl: timedelta) -> Retention:
+        return cls(ttl, timedelta.max)
+
+
+def openai_retention(model: str) -> Retention:
+    rule = rules()["openai"]["retention"]
+    default = rule["default"]
+    idle = by_model(rule["models"], model, "idle", default["idle"])
+    max_age = by_model(rule["models"], model, "max_age", default["max_age"])
+    return Retention(parse_duration(idle), parse_duration(max_age))
+
+
+# --- the store -------------------------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    expires: float  # epoch seconds; refreshed on every hit
+    hard_limit: float  # epoch seconds; a hit never extends past it
+    tokens: int
+
+
+ALIVE, EXPIRED, MISSING = 0, 1, 2
+
+
+class CacheStore:
+    """Cache entries by scope (provider, model, key), shared across steps and sessions.
+
+    Expired entries are kept (and reported as expired) so a miss can say why.
+    """
+
+    def __init__(self) -> None:
+        self._scopes: dict[tuple[str, ...], dict[int, _Entry]] = {}
+
+    def scope(self, *key: str) -> dict[int, _Entry]:
+        return self._scopes.setdefault(key, {})
+
+    @staticmethod
+    def state(scope: Mapping[int, _Entry], key: int, now: float) -> int:
+        entry = scope.get(key)
+        if entry is None:
+            return MISSING
+        return ALIVE if entry.expires > now else EXPIRED
+
+    @staticmethod
+    def put(scope: dict[int, _Entry], key: int, now: float, ret: Retention, tokens: int) -> None:
+        """Write or refresh: lifetime counted from the start of the request."""
+        entry = scope.get(key)
+        if entry is not None and entry.expires > now:
+            entry.expires = min(now + _seconds(ret.idle), entry.hard_limit)
+            return
+        limit = now + _seconds(ret.max_age)
+        scope[key] = _Entry(min(now + _seconds(ret.idle), limit), limit, tokens)
+
+    def __len__(self) -> int:
+        return sum(len(s) for s in self._scopes.values())
+
+
+def _seconds(d: timedelta) -> float:
+    return 1e18 if d == timedelta.max else d.total_seconds()
+
+
+# --- segments and token counts -------------------------------------------------------
+
+
+class Segmenter:
+    """Splits block texts into lines and counts tokens per distinct line.
+
+    The last split of each block name is kept, so a block that did not change
+    since the previous step costs one string comparison.
+    """
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._last: dict[str, tuple[str, tuple[str, ...], tuple[int, ...], int]] = {}
+
+    def split(self, name: str, text: str) -> tuple[tuple[str, ...], tuple[int, ...], int]:
+        last = self._last.get(name)
+        if last is not None and (last[0] is text or last[0] == text):
+            return last[1], last[2], last[3]
+        lines = tuple(text.splitlines(keepends=True)) or ("",)
+        count = self.counter.count
+        counts = tuple(count(line) for line in lines)
+        total = sum(counts)
+        self._last[name] = (text, lines, counts, total)
+        return lines, counts, total
+
+    def tokens(self, name: str, text: str) -> int:
+        return self.split(name, text)[2]
+
+
+# --- results and the interface ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheResult:
+    total: int
+    read: int
+    write: int
+    block_tokens: tuple[int, ...]
+    block_cache: tuple[str, ...]  # read | write | uncached, per block
+    expired: bool = False  # an expired entry matched beyond the read prefix
+    below_minimum: bool = False  # the request's prefixes were too short to cache
+    cached_blocks: int = 0  # leading blocks served entirely from cache
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def uncached(self) -> int:
+        return self.total - self.read - self.write
+
+
+class Simulator(Protocol):
+    provider: str
+
+    def minimum(self, model: str) -> int: ...
+
+    def request(
+        self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
+    ) -> CacheResult: ...
+
+
+def _block_states(tokens: Sequence[int], read: int, write: int) -> tuple[tuple[str, ...], int]:
+    """Per block: read if it lies inside the read prefix, write if it starts inside the written part."""
+    states: list[str] = []
+    start = 0
+    full = 0
+    for n in tokens:
+        end = start + n
+        if end <= read and (n > 0 or start < read):
+            states.append(READ)
+            full += 1
+        elif start < read + write:
+            states.append(WRITE)
+        else:
+            states.append(UNCACHED)
+        start = end
+    return tuple(states), full
+
+
+# --- Anthropic ----------------------------------------------------------------------------
+
+
+class AnthropicSimulator:
+    """Breakpoint caching as the Messages API does it (see the module docstring)."""
+
+    provider = "anthropic"
+
+    def __init__(
+        self, segmenter: Segmenter, ttl: str | None = None, *, automatic: bool = False
+    ) -> None:
+        r = rules()["anthropic"]
+        ttl = ttl or r["ttl"]["default"]
+        if ttl not in r["ttl"]["allowed"]:
+            raise UsageError(
+                f"--ttl: expected one of {', '.join(r['ttl']['allowed'])}, found {ttl!r}"
+            )
+        self.segmenter = segmenter
+        self.ttl = ttl
+        self.retention = Retention.fixed(parse_duration(r["ttl"]["allowed"][ttl]))
+        self.lookback = int(r["lookback"]["value"])
+        self.max_breakpoints = int(r["max_breakpoints"]["value"])
+        self.automatic = automatic
+
+    def minimum(self, model: str) -> int:
+        return anthropic_minimum(model)
+
+    def breakpoints(self, blocks: Sequence[WireBlock]) -> list[int]:
+        marks = [i for i, b in enumerate(blocks) if b.breakpoint is not None]
+        if self.automatic and len(marks) < self.max_breakpoints:
+            last = max((i for i, b in enumerate(blocks) if b.cacheable), default=None)
+            if last is not None and last not in marks:
+                marks = sorted([*marks, last])
+        return marks[: self.max_breakpoints]
+
+    def request(
+        self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
+    ) -> CacheResult:
+        tokens = tuple(self.segmenter.tokens(b.name, b.text) for b in blocks)
+        cum: list[int] = []
+        hashes: list[int] = []
+        running, h = 0, hash(("anthropic", model))
+        for b, n in zip(blocks, tokens, strict=True):
+            running += n
+            h = hash((h, b.section, b.text))
+            cum.append(running)
+            hashes.append(h)
+        scope = store.scope("anthropic", model)
+        now = at.timestamp()
+        minimum = self.minimum(model)
+        marks = self.breakpoints(blocks)
+        eligible = [i for i in marks if cum[i] >= minimum]
+        hit, expired_at = -1, -1
+        for mark in eligible:
+            for pos in range(mark, max(-1, mark - self.lookback), -1):
+                state = CacheStore.state(scope, hashes[pos], now)
+                if state == ALIVE:
+                    hit = max(hit, pos)
+                    break
+                if state == EXPIRED:
+                    expired_at = max(expired_at, pos)
+        read = cum[hit] if hit >= 0 else 0
+        if hit >= 0:  # every hit refreshes the entry's lifetime
+            CacheStore.put(scope, hashes[hit], now, self.retention, read)
+        last_written = hit
+        for mark in eligible:
+            if mark > hit or CacheStore.state(scope, hashes[mark], now) == ALIVE:
+                CacheStore.put(scope, hashes[mark], now, self.retention, cum[mark])
+            if mark > hit:
+                last_written = mark
+        write = cum[last_written] - read if last_written > hit else 0
+        total = cum[-1] if cum else 0
+        states, full = _block_states(tokens, read, write)
+        return CacheResult(
+            total=total,
+            read=read,
+            write=write,
+            block_tokens=tokens,
+            block_cache=states,
+            expired=expired_at > hit,
+            below_minimum=bool(marks) and not eligible,
+            cached_blocks=full,
+        )
+
+
+# --- token-prefix providers ----------------------------------------------------------
+
+
+class TokenPrefixSimulator:
+    """Longest-cached-token-prefix caching (OpenAI, Gemini implicit, DeepSeek).
+
+    Every request of at least the minimum stores all its segment prefixes; a
+    read is the longest run of stored leading segments, rounded down to the
+    unit and zero below the minimum.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        segmenter: Segmenter,
+        *,
+        unit: int = 1,
+        retention: Retention | None = None,
+        cache_key: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.segmenter = segmenter
+        self.unit = unit
+        self.retention = retention
+        self.cache_key = cache_key or ""
+
+    def minimum(self, model: str) -> int:
+        if self.provider == "openai":
+            return int(rules()["openai"]["min_tokens"]["value"])
+        if self.provider == "gemini":
+            return gemini_minimum(model)
+        return int(rules()["deepseek"]["min_tokens"]["value"])
+
+    def unit_for(self, model: str) -> int:
+        return openai_increment(model) if self.provider == "openai" else self.unit
+
+    def retention_for(self, model: str) -> Retention:
+        if self.retention is not None:
+            return self.retention
+        if self.provider == "openai":
+            return openai_retention(model)
+        ttl = rules()[self.provider]["ttl"]["default"]
+        return Retention.fixed(parse_duration(ttl))
+
+    def _floor(self, n: int, minimum: int, unit: int) -> int:
+        return 0 if n < minimum else n - n % unit
+
+    def request(
+        self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
+    ) -> CacheResult:
+        scope = store.scope(self.provider, model, self.cache_key)
+        now = at.timestamp()
+        get = scope.get
+        hashes: list[int] = []
+        cums: list[int] = []
+        block_tokens: list[int] = []
+        h, running, matched, matching, expired = hash((self.provider, model)), 0, 0, True, False
+        for b in blocks:
+            lines, counts, total_b = self.segmenter.split(b.name, b.text)
+            h = hash((h, b.section))
+            for line, n in zip(lines, counts, strict=True):
+                h = hash((h, line))
+                running += n
+                hashes.append(h)
+                cums.append(running)
+                if matching:
+                    entry = get(h)
+                    if entry is not None and entry.expires > now:
+                        matched = running
+                    else:
+                        matching = False
+                        expired = entry is not None
+            block_tokens.append(total_b)
+        minimum, unit = self.minimum(model), self.unit_for(model)
+        total = running
+        read = self._floor(matched, minimum, unit)
+        write = max(0, self._floor(total, minimum, unit) - read)
+        if total >= minimum:
+            ret = self.retention_for(model)
+            put = CacheStore.put
+            for key, n in zip(hashes, cums, strict=True):
+                put(scope, key, now, ret, n)
+        states, full = _block_states(block_tokens, read, write)
+        return CacheResult(
+            total=total,
+            read=read,
+            write=write,
+            block_tokens=tuple(block_tokens),
+            block_cache=states,
+            expired=expired,
+            below_minimum=total < minimum,
+            cached_blocks=full,
+        )
+
+
+PROVIDERS = ("anthropic", "openai", "gemini", "deepseek")
+_ALIASES = {"google": "gemini", "google-gla": "gemini", "google-vertex": "gemini"}
+
+
+def normalize_provider(provider: str) -> str:
+    p = provider.lower()
+    p = _ALIASES.get(p, p)
+    if p not in PROVIDERS:
+        raise UsageError(
+            f"no cache simulator for provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
+        )
+    return p
+
+
+def simulator(
+    provider: str,
+    segmenter: Segmenter,
+    ttl: str | None = None,
+    *,
+    automatic: bool = False,
+    cache_key: str | None = None,
+) -> Simulator:
+    """The simulator for ``provider``; ``ttl`` replaces the rules' lifetime when given."""
+    p = normalize_provider(provider)
+    if p == "anthropic":
+        return AnthropicSimulator(segmenter, ttl, automatic=automatic)
+    retention = Retention.fixed(parse_duration(ttl)) if ttl else None
+    if p == "openai":
+        return TokenPrefixSimulator(p, segmenter, retention=retention, cache_key=cache_key)
+    if p == "gemini":
+        return TokenPrefixSimulator(p, segmenter, retention=retention)
+    unit = int(rules()["deepseek"]["unit"]["value"])
+    return TokenPrefixSimulator(p, segmenter, unit=unit, retention=retention)
