@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
@@ -34,8 +35,7 @@ _BLOCK_UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
 )
 
-_MemoKey = tuple[int, str, TreeOptions]
-_memo: WeakKeyDictionary[CallNode, dict[_MemoKey, str]] = WeakKeyDictionary()
+_memo: WeakKeyDictionary[CallNode, dict[tuple[int, str, int], str]] = WeakKeyDictionary()
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -121,79 +121,131 @@ def _item(lines: list[str], indent: int) -> list[str]:
     return lines
 
 
-def _done(node: CallNode, indent: int, mode: str, options: TreeOptions) -> str:
-    """A finished node: ``released`` (its parent runs), ``collapsed`` or ``kept`` (io shown)."""
-    per_node = _memo.setdefault(node, {})
-    key = (indent, mode, options)
-    cached = per_node.get(key)
-    if cached is not None:
-        return cached
-    expose = options.expose_of(node.function)
-    if expose is Expose.FULL or mode == "kept":  # full keeps its whole subtree
-        expose, mode = Expose.FULL, "kept"
-    inner = indent + 2
-    body: list[str]
-    if mode == "collapsed" and expose is Expose.IO:
-        text = " " * indent + "- " + _flow(node, options)
-    else:
+class _Render:
+    """One render: the options, their interned id (hashed once), the frame's function."""
+
+    def __init__(self, options: TreeOptions, frame_fn: str) -> None:
+        self.options = options
+        self.oid = _OPTION_IDS.setdefault(options, len(_OPTION_IDS))
+        self.frame_fn = frame_fn
+        self.incremental = options.default_expose is not Expose.HIDDEN and all(
+            e is not Expose.HIDDEN for _, e in options.expose
+        )
+
+    def done(self, node: CallNode, indent: int, mode: str) -> str:
+        """A finished node: ``released`` (its parent runs), ``collapsed`` or ``kept`` (io shown)."""
+        per_node = _memo.get(node)
+        if per_node is None:
+            per_node = _memo[node] = {}
+        key = (indent, mode, self.oid)
+        cached = per_node.get(key)
+        if cached is not None:
+            return cached
+        options = self.options
+        expose = options.expose_of(node.function)
+        if expose is Expose.FULL or mode == "kept":  # full keeps its whole subtree
+            expose, mode = Expose.FULL, "kept"
+        inner = indent + 2
+        if mode == "collapsed" and expose is Expose.IO:
+            text = " " * indent + "- " + _flow(node, options)
+        else:
+            body = [f"{' ' * inner}function: {name_scalar(node.function)}"]
+            keep_io = mode == "kept" or expose is not Expose.IO
+            if keep_io and node.input is not None:
+                body += field_lines("input", node.input, inner)
+            out = node.output if keep_io else node.shown_output
+            if out is not None:
+                body += field_lines("output", out, inner)
+            if out is None or mode != "released":
+                body.append(f"{' ' * inner}status: done")
+            body += _extras(node, expose, inner)
+            kids = list(_flatten(node.children, options))
+            if kids:
+                body.append(f"{' ' * inner}children:")
+                child_mode = "kept" if mode == "kept" else "collapsed"
+                body += [self.done(c, inner + 2, child_mode) for c in kids]
+            text = "\n".join(_item(body, indent))
+        per_node[key] = text
+        return text
+
+    def finished_children(self, node: CallNode, indent: int) -> str:
+        """The released children of a running node, extended from the last render.
+
+        Finished children are shared between snapshots and only ever appended,
+        so the text rendered for the first n of them is reused as is.
+        """
+        kids = node.children
+        n = len(kids) - (1 if kids and kids[-1].status is Status.RUNNING else 0)
+        key = (node.call_id, indent, self.oid)
+        hit = _prefix.get(key)
+        start, text = 0, ""
+        if hit is not None and 0 < hit[0] <= n and kids[hit[0] - 1] is hit[1]:
+            start, text = hit[0], hit[2]
+        if start < n:
+            new = "\n".join(self.done(k, indent, "released") for k in kids[start:n])
+            text = f"{text}\n{new}" if text else new
+            _prefix[key] = (n, kids[n - 1], text)
+            _prefix.move_to_end(key)
+            if len(_prefix) > _PREFIX_LIMIT:
+                _prefix.popitem(last=False)
+        return text
+
+    def running(self, node: CallNode, indent: int, out: list[str]) -> None:
+        options = self.options
+        inner = indent + 2
+        expose = options.expose_of(node.function)
         body = [f"{' ' * inner}function: {name_scalar(node.function)}"]
-        keep_io = mode == "kept" or expose is not Expose.IO
-        if keep_io and node.input is not None:
+        if node.input is not None:
             body += field_lines("input", node.input, inner)
-        out = node.output if keep_io else node.shown_output
-        if out is not None:
-            body += field_lines("output", out, inner)
-        if out is None or mode != "released":
-            body.append(f"{' ' * inner}status: done")
+        body.append(f"{' ' * inner}status: running")
         body += _extras(node, expose, inner)
+        out.extend(_item(body, indent))
+        last = node.children[-1] if node.children else None
+        rng = options.range_of(self.frame_fn)
+        running_child = last is not None and last.status is Status.RUNNING
+        cap = rng.subcalls if not running_child else (-1 if rng.callers is None else rng.callers)
+        if self.incremental and cap < 0:
+            if not node.children:
+                return
+            out.append(f"{' ' * inner}children:")
+            text = self.finished_children(node, inner + 2)
+            if text:
+                out.append(text)
+            if running_child:
+                assert last is not None
+                self.running(last, inner + 2, out)
+            return
         kids = list(_flatten(node.children, options))
-        if kids:
-            body.append(f"{' ' * inner}children:")
-            child_mode = "kept" if mode == "kept" else "collapsed"
-            body += [_done(c, inner + 2, child_mode, options) for c in kids]
-        text = "\n".join(_item(body, indent))
-    per_node[key] = text
-    return text
+        running = kids.pop() if kids and kids[-1].status is Status.RUNNING else None
+        if 0 <= cap < len(kids):
+            omitted, kids = len(kids) - cap, (kids[len(kids) - cap :] if cap else [])
+        else:
+            omitted = 0
+        if not kids and running is None and not omitted:
+            return
+        out.append(f"{' ' * inner}children:")
+        if omitted:
+            out.append(f"{' ' * (inner + 2)}- {{omitted_calls: {omitted}}}")
+        out.extend(self.done(k, inner + 2, "released") for k in kids)
+        if running is not None:
+            self.running(running, inner + 2, out)
 
 
-def _running(
-    node: CallNode, indent: int, options: TreeOptions, frame_fn: str, out: list[str]
-) -> None:
-    inner = indent + 2
-    expose = options.expose_of(node.function)
-    body = [f"{' ' * inner}function: {name_scalar(node.function)}"]
-    if node.input is not None:
-        body += field_lines("input", node.input, inner)
-    body.append(f"{' ' * inner}status: running")
-    body += _extras(node, expose, inner)
-    out.extend(_item(body, indent))
-    kids = list(_flatten(node.children, options))
-    running = kids.pop() if kids and kids[-1].status is Status.RUNNING else None
-    rng = options.range_of(frame_fn)
-    cap = rng.subcalls if running is None else (-1 if rng.callers is None else rng.callers)
-    if 0 <= cap < len(kids):
-        omitted, kids = len(kids) - cap, (kids[len(kids) - cap :] if cap else [])
-    else:
-        omitted = 0
-    if not kids and running is None and not omitted:
-        return
-    out.append(f"{' ' * inner}children:")
-    if omitted:
-        out.append(f"{' ' * (inner + 2)}- {{omitted_calls: {omitted}}}")
-    out.extend(_done(k, inner + 2, "released", options) for k in kids)
-    if running is not None:
-        _running(running, inner + 2, options, frame_fn, out)
+_OPTION_IDS: dict[TreeOptions, int] = {}
+_PREFIX_LIMIT = 4096
+_prefix: OrderedDict[tuple[int, int, int], tuple[int, CallNode, str]] = OrderedDict()
 
 
 def render_call_tree(root: CallNode, options: TreeOptions, frame_function: str) -> str:
     """The ``<call_tree>`` block for a snapshot taken inside ``frame_function``."""
+    render = _Render(options, frame_function)
     lines: list[str] = [OPEN_TAG]
     if root.status is Status.RUNNING:
         if options.expose_of(root.function) is Expose.HIDDEN:
             raise ValueError(f"the root call {root.function!r} cannot be hidden")
-        _running(root, 0, options, frame_function, lines)
+        render.running(root, 0, lines)
     else:
-        lines.append(_done(root, 0, "released", options))
+        lines.append(render.done(root, 0, "released"))
     lines.append(CLOSE_TAG)
     return "\n".join(lines)
 

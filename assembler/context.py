@@ -97,9 +97,13 @@ class Bindings:
     tier: str = "default"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Profile:
-    """Everything about the session that is not the call in progress."""
+    """Everything about the session that is not the call in progress.
+
+    Compared by identity: a context change makes a new profile, and builds
+    that read only the profile are memoized per instance.
+    """
 
     agent: Agent
     provider: str

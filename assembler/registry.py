@@ -71,6 +71,10 @@ class Registry:
     """An ordered, validated set of components. Tests build their own."""
 
     _components: dict[str, ContextComponent] = field(default_factory=dict)
+    # Sorted views, rebuilt after any change: assembly reads them on every step.
+    _sorted: dict[Layer | None, list[ContextComponent]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def register(self, component: ContextComponent) -> ContextComponent:
         """Add a component; fail loudly on anything the assembler could not place."""
@@ -106,6 +110,7 @@ class Registry:
             raise RegistrationError(f"component {name!r}: build and condition must be callable")
         component = replace(component, layer=layer)
         self._components[name] = component
+        self._sorted.clear()
         return component
 
     def component(
@@ -126,7 +131,7 @@ class Registry:
             self.register(
                 ContextComponent(
                     name=name,
-                    layer=Layer(layer) if layer in Layer.__members__ else layer,  # type: ignore[arg-type]
+                    layer=layer,  # type: ignore[arg-type]  # validated by register()
                     order=order,
                     build=build,
                     condition=condition,
@@ -145,12 +150,14 @@ class Registry:
         if name not in self._components:
             raise KeyError(f"no component named {name!r}")
         del self._components[name]
+        self._sorted.clear()
 
     def replace(self, name: str, **changes: object) -> None:
         """Re-register ``name`` with changed fields (used by layouts), revalidated."""
         if name not in self._components:
             raise KeyError(f"no component named {name!r}")
         old = self._components.pop(name)
+        self._sorted.clear()
         try:
             self.register(replace(old, **changes))  # type: ignore[arg-type]
         except Exception:
@@ -171,14 +178,18 @@ class Registry:
 
     def __iter__(self) -> Iterator[ContextComponent]:
         """Components in wire order."""
-        return iter(sorted(self._components.values(), key=lambda c: c.sort_key))
+        if None not in self._sorted:
+            self._sorted[None] = sorted(self._components.values(), key=lambda c: c.sort_key)
+        return iter(self._sorted[None])
 
     def layer(self, layer: Layer) -> list[ContextComponent]:
         """One layer's components, sorted by ``(order, name)``."""
-        return sorted(
-            (c for c in self._components.values() if c.layer is layer),
-            key=lambda c: (c.order, c.name),
-        )
+        if layer not in self._sorted:
+            self._sorted[layer] = sorted(
+                (c for c in self._components.values() if c.layer is layer),
+                key=lambda c: (c.order, c.name),
+            )
+        return list(self._sorted[layer])
 
     def extend(self, components: Iterable[ContextComponent]) -> None:
         for c in components:

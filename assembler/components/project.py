@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 from assembler.calltree_yaml import render_call_tree
 from assembler.components.memory import MEMORY_TOOLS
+from assembler.components.profile_memo import per_profile
 from assembler.context import Context, MemoryState
 from assembler.layers import Layer, Placement
 from assembler.registry import Registry
@@ -83,6 +84,7 @@ def _pi_shield(ctx: Context) -> str:
     )
 
 
+@per_profile
 def _workspace_files(ctx: Context) -> str:
     parts = []
     for f in ctx.profile.workspace_files:

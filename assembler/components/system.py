@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from assembler.components.memory import memory_block, memory_enabled
+from assembler.components.profile_memo import per_profile
 from assembler.context import Context
 from assembler.layers import Layer, Placement
 from assembler.registry import Registry
@@ -119,6 +120,7 @@ def _skills_index(ctx: Context) -> str:
     return "<skills>\nSkills you can invoke by name:\n" + "\n".join(lines) + "\n</skills>"
 
 
+@per_profile
 def _tools(ctx: Context) -> str:
     # Canonical JSON: key order and spacing fixed, so the tools prefix stays byte-stable.
     return json.dumps(
