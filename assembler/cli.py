@@ -197,3 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # the last guard: a bug still ends in one line, not a traceback
+        print(
+            f"error: internal error ({type(exc).__name__}: {exc}); please report it",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT

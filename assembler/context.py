@@ -97,11 +97,11 @@ class Bindings:
     tier: str = "default"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Profile:
     """Everything about the session that is not the call in progress.
 
-    Compared by identity: a context change makes a new profile, and builds
+    Shared by every step until a context change derives a new one; builds
     that read only the profile are memoized per instance.
     """
 

@@ -5,13 +5,31 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from assembler.assembly import Assembly, assemble
+from assembler.assembly import Assembly, BlockRecord, BlockStatus, assemble
 from assembler.components import default_registry
 from assembler.layouts import Layout, builtin_layout
 from assembler.registry import Registry
 from assembler.replay import Step, iter_steps, tree_options
 from assembler.session import Session
-from assembler.wire import Wire, build_wire
+from assembler.wire import Wire, build_wire, recorded_wire
+
+
+def recorded_assembly(wire: Wire) -> Assembly:
+    """Records for a replayed request: every block emitted, as sent."""
+    return Assembly(
+        tuple(
+            BlockRecord(
+                name=b.name,
+                layer=b.layer,
+                order=i,
+                status=BlockStatus.EMITTED,
+                placement=b.placement,
+                cacheable=b.cacheable,
+                text=b.text,
+            )
+            for i, b in enumerate(wire.blocks)
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -36,6 +54,10 @@ class SessionAssembler:
         return iter_steps(self.session, self.options)
 
     def assemble(self, step: Step) -> AssembledStep:
+        if step.call.request is not None:
+            # A recorded request is replayed as it was sent; no layout applies to it.
+            wire = recorded_wire(step.call.request)
+            return AssembledStep(step, recorded_assembly(wire), wire)
         assembly = assemble(self.registry, step.context)
         return AssembledStep(step, assembly, build_wire(assembly, self.layout.breakpoints))
 

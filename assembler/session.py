@@ -16,6 +16,7 @@ from datetime import datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from typing import Any, cast
 
 import fastjsonschema
@@ -51,6 +52,7 @@ class SessionError(ValueError):
         self.source = source
         self.line = line
         self.field = field
+        message = " ".join(message.split())  # always one line
         self.message = message
         where = source if line is None else f"{source}:{line}"
         at = f" {field}:" if field else ""
@@ -105,6 +107,19 @@ class Exit(Event):
 
 
 @dataclass(frozen=True)
+class RecordedBlock:
+    """A block of a request recorded verbatim (imported logs and transcripts)."""
+
+    section: str  # tools | system | messages
+    name: str
+    text: str = ""
+    role: str = "user"
+    layer: str | None = None
+    tokens: int | None = None
+    breakpoint: bool = False
+
+
+@dataclass(frozen=True)
 class LLMCall(Event):
     label: str | None = None
     input: str = ""
@@ -114,6 +129,7 @@ class LLMCall(Event):
     output_schema: dict[str, Any] | None = None
     memory_prefetch: str | None = None
     usage: Usage | None = None
+    request: tuple[RecordedBlock, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -156,28 +172,53 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def _line_map(node: yaml.Node, source: str) -> dict[tuple[str | int, ...], int]:
-    """Field path → 1-based line, and a check for duplicate keys YAML would hide."""
-    lines: dict[tuple[str | int, ...], int] = {}
+MAX_VALUES = 2_000_000
 
-    def walk(n: yaml.Node, path: tuple[str | int, ...]) -> None:
-        lines[path] = n.start_mark.line + 1
-        if isinstance(n, yaml.MappingNode):
-            seen: set[str] = set()
-            for k, v in n.value:
-                key = str(k.value)
-                if key in seen:
-                    raise SessionError(
-                        source,
-                        "duplicate key",
-                        line=k.start_mark.line + 1,
-                        field=_path_text((*path, key)),
-                    )
-                seen.add(key)
-                walk(v, (*path, key))
-        elif isinstance(n, yaml.SequenceNode):
-            for i, v in enumerate(n.value):
-                walk(v, (*path, i))
+
+def _line_map(node: yaml.Node, source: str) -> dict[tuple[str | int, ...], int]:
+    """Field path → 1-based line, and checks YAML itself would let through.
+
+    Duplicate keys are refused. An alias is walked once; its expanded size is
+    still counted, so nested aliases cannot expand into a memory bomb.
+    """
+    lines: dict[tuple[str | int, ...], int] = {}
+    sizes: dict[int, int] = {}
+    total = 0
+
+    def walk(n: yaml.Node, path: tuple[str | int, ...]) -> int:
+        nonlocal total
+        if id(n) in sizes:  # an alias: already walked
+            size = sizes[id(n)]
+        else:
+            lines[path] = n.start_mark.line + 1
+            size = 1
+            if isinstance(n, yaml.MappingNode):
+                seen: set[str] = set()
+                for k, v in n.value:
+                    key = str(k.value)
+                    if key in seen:
+                        raise SessionError(
+                            source,
+                            "duplicate key",
+                            line=k.start_mark.line + 1,
+                            field=_path_text((*path, key)),
+                        )
+                    seen.add(key)
+                    size += walk(v, (*path, key))
+            elif isinstance(n, yaml.SequenceNode):
+                for i, v in enumerate(n.value):
+                    size += walk(v, (*path, i))
+            sizes[id(n)] = size
+            return size
+        total += size
+        if total > MAX_VALUES:
+            raise SessionError(
+                source,
+                f"aliases expand to more than {MAX_VALUES:,} values",
+                line=n.start_mark.line + 1,
+                field=_path_text(path),
+            )
+        return size
 
     walk(node, ())
     return lines
@@ -186,7 +227,12 @@ def _line_map(node: yaml.Node, source: str) -> dict[tuple[str | int, ...], int]:
 def _path_text(path: tuple[str | int, ...]) -> str:
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not part.isidentifier():  # odd keys stay readable and on one line
+            out += f"[{json.dumps(part)}]"
+        else:
+            out += f".{part}" if out else part
     return out or "(document)"
 
 
@@ -205,6 +251,11 @@ def _read_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         raise SessionError(source, f"not valid YAML: {exc.problem or exc}", line=line) from None
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        raise SessionError(
+            source, f"not valid YAML: character #x{exc.character:04x} is not allowed", line=line
+        ) from None
     except yaml.YAMLError as exc:
         raise SessionError(source, f"not valid YAML: {exc}") from None
     return data, lines
@@ -459,6 +510,37 @@ def _profile(raw: Mapping[str, Any]) -> Profile:
     )
 
 
+def _check_zone(zone: str, source: str, line: int | None) -> None:
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise SessionError(
+            source,
+            f"expected an IANA time zone such as Europe/Berlin or UTC, found {_kind(zone)}",
+            line=line,
+            field="session.environment.timezone",
+        ) from None
+
+
+def _recorded(raw: Mapping[str, Any]) -> tuple[RecordedBlock, ...]:
+    counts: dict[str, int] = {}
+    blocks = []
+    for b in raw["blocks"]:
+        n = counts[b["section"]] = counts.get(b["section"], -1) + 1
+        blocks.append(
+            RecordedBlock(
+                section=b["section"],
+                name=b.get("name", f"{b['section']}[{n}]"),
+                text=b.get("text", ""),
+                role=b.get("role", "user"),
+                layer=b.get("layer"),
+                tokens=b.get("tokens"),
+                breakpoint=b.get("breakpoint", False),
+            )
+        )
+    return tuple(blocks)
+
+
 def _event(raw: Mapping[str, Any], index: int, line: int | None, source: str) -> Event:
     at = _time(raw["at"], source, line, f"events[{index}].at")
     kind = raw["type"]
@@ -501,6 +583,7 @@ def _event(raw: Mapping[str, Any], index: int, line: int | None, source: str) ->
             output_schema=raw.get("output_schema"),
             memory_prefetch=raw.get("memory_prefetch"),
             usage=Usage(**u) if u is not None else None,
+            request=_recorded(raw["request"]) if "request" in raw else None,
         )
     if kind == "tool":
         return ToolCall(**base, name=raw["name"], input=raw.get("input"), output=raw.get("output"))
@@ -521,9 +604,15 @@ def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = 
     if jsonl is None:
         first = text.lstrip()[:1]
         jsonl = source.endswith(".jsonl") or (first == "{" and "\n{" in text.strip())
-    data, lines = _read_jsonl(text, source) if jsonl else _read_yaml(text, source)
-    _validate(data, source, lines)
+    try:
+        data, lines = _read_jsonl(text, source) if jsonl else _read_yaml(text, source)
+        _validate(data, source, lines)
+    except RecursionError:
+        raise SessionError(source, "values are nested too deeply to read") from None
     raw_session = data["session"]
+    zone = raw_session.get("environment", {}).get("timezone")
+    if zone is not None:
+        _check_zone(zone, source, lines.get(("session", "environment", "timezone")))
     functions = {
         name: FunctionSpec(
             doc=spec.get("doc", ""),

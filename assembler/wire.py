@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from assembler.assembly import Assembly
 from assembler.layers import Layer, Placement
+from assembler.session import RecordedBlock
 
 SEPARATOR = "\n\n"
 CIRCLED = "①②③④"
@@ -43,6 +44,8 @@ class WireBlock:
     text: str
     cacheable: bool
     breakpoint: int | None = None  # 1-based number of the breakpoint placed after this block
+    declared_tokens: int | None = None  # size of content the recording lacks (no text to count)
+    role: str = "user"
 
     @property
     def section(self) -> str:
@@ -119,8 +122,51 @@ def build_wire(assembly: Assembly, breakpoints: Sequence[str] = DEFAULT_BREAKPOI
     )
     for number, index in enumerate(marks, start=1):
         b = blocks[index]
-        blocks[index] = WireBlock(b.name, b.layer, b.placement, b.text, b.cacheable, number)
+        blocks[index] = replace(b, breakpoint=number)
     return Wire(tuple(blocks))
+
+
+def recorded_wire(blocks: Sequence[RecordedBlock]) -> Wire:
+    """A request replayed as recorded: its own blocks, its own breakpoints.
+
+    Layers are a reading, not a fact, for a recorded request: tools and system
+    count as L0, the history as L1, the last user message as L2, unless the
+    recording says otherwise.
+    """
+    last_user = max(
+        (i for i, b in enumerate(blocks) if b.section == "messages" and b.role == "user"),
+        default=-1,
+    )
+    out: list[WireBlock] = []
+    number = 0
+    for i, b in enumerate(blocks):
+        if b.section == "tools":
+            placement, layer = Placement.TOOLS, Layer.L0
+        elif b.section == "system":
+            placement, layer = Placement.SYSTEM, Layer.L0
+        elif i == last_user:
+            placement, layer = Placement.USER_MESSAGE, Layer.L2
+        else:
+            placement, layer = Placement.HISTORY, Layer.L1
+        if b.layer is not None:
+            layer = Layer(b.layer)
+        mark = None
+        if b.breakpoint and number < MAX_BREAKPOINTS:
+            number += 1
+            mark = number
+        out.append(
+            WireBlock(
+                name=b.name,
+                layer=layer,
+                placement=placement,
+                text=b.text,
+                cacheable=True,
+                breakpoint=mark,
+                declared_tokens=b.tokens,
+                role=b.role,
+            )
+        )
+    return Wire(tuple(out))
 
 
 def _tool_list(wire: Wire) -> list[dict[str, Any]]:
@@ -156,13 +202,16 @@ def to_anthropic(wire: Wire, model: str, max_tokens: int = 4096, ttl: str = "5m"
         system.append(item)
     if system:
         request["system"] = system
-    content = []
+    messages: list[dict[str, Any]] = []
     for block, text in _joined(wire.section("messages")):
         item = {"type": "text", "text": text}
         if block.breakpoint:
             item["cache_control"] = dict(marker)
-        content.append(item)
-    request["messages"] = [{"role": "user", "content": content}]
+        if messages and messages[-1]["role"] == block.role:
+            messages[-1]["content"].append(item)
+        else:
+            messages.append({"role": block.role, "content": [item]})
+    request["messages"] = messages
     return request
 
 
@@ -185,13 +234,11 @@ def to_openai(wire: Wire, model: str, cache_key: str) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     if wire.section("system"):
         messages.append({"role": "system", "content": wire.system_text()})
-    messages.append(
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": text} for _, text in _joined(wire.section("messages"))
-            ],
-        }
-    )
+    for block, text in _joined(wire.section("messages")):
+        part = {"type": "text", "text": text}
+        if len(messages) > 1 and messages[-1]["role"] == block.role:
+            messages[-1]["content"].append(part)
+        else:
+            messages.append({"role": block.role, "content": [part]})
     request["messages"] = messages
     return request

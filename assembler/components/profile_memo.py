@@ -2,29 +2,32 @@
 
 The profile is shared by every step until a context change replaces it, so a
 build that reads only the profile (the tools JSON, the scanned project files)
-runs once per profile instead of once per step.
+runs once per profile instance instead of once per step. Profiles hold dicts
+(tool schemas) and are not hashable, so the memo is keyed by identity and
+emptied when the profile is collected.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from functools import wraps
-from weakref import WeakKeyDictionary
 
-from assembler.context import Context, Profile
+from assembler.context import Context
 
 ProfileBuild = Callable[[Context], "str | None"]
 
 
 def per_profile(build: ProfileBuild) -> ProfileBuild:
-    memo: WeakKeyDictionary[Profile, str | None] = WeakKeyDictionary()
+    memo: dict[int, str | None] = {}
 
     @wraps(build)
     def cached(ctx: Context) -> str | None:
-        try:
-            return memo[ctx.profile]
-        except KeyError:
-            text = memo[ctx.profile] = build(ctx)
-            return text
+        key = id(ctx.profile)
+        if key in memo:
+            return memo[key]
+        text = memo[key] = build(ctx)
+        weakref.finalize(ctx.profile, memo.pop, key, None)
+        return text
 
     return cached
