@@ -16,8 +16,8 @@ from datetime import datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from typing import Any, cast
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import fastjsonschema
 import yaml
