@@ -1,4 +1,4 @@
-"""``python -m assembler``: inspect how a session's context is assembled.
+"""The command line: inspect how a session's context is assembled and cached.
 
 Bad input of any kind exits 2 with one line on stderr, never a traceback.
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assembler import cli_analysis
+from assembler import cli_analysis, cli_import
 from assembler.components import default_registry
 from assembler.errors import UsageError
 from assembler.layers import Layer
@@ -181,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(run=cmd_generate)
     cli_analysis.register(sub)
+    cli_import.register(sub)
     return parser
 
 
