@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-SESSION ?= sample_sessions/research_agent.yaml
+SESSION ?= research_agent  # a bundled session in sample_sessions/
 PORT   ?= 8501
 
 .PHONY: run test check lint types unit browser chromium clean
@@ -20,7 +20,9 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/python -m assembler walkthrough $(SESSION)
+	@echo "Context Assembly Inspector: open http://127.0.0.1:$(PORT)/?session=$(SESSION)"
+	$(BIN)/python -m streamlit run app.py --server.port=$(PORT) --server.address=127.0.0.1 \
+		--server.headless=true --browser.gatherUsageStats=false
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \

@@ -1,0 +1,134 @@
+"""Context Assembly Inspector — the step view (home page).
+
+Run: .venv/bin/python -m streamlit run app.py
+Deep link: /?step=N&session=NAME&layout=NAME
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import data, html, page, step
+from ui.sidebar import sidebar
+
+#: Blocks that hold the call tree: the seed's one block, or split-tree's two.
+TREE_BLOCKS = ("call_tree", "call_structure", "call_io")
+
+
+def _money(usd: float) -> str:
+    return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
+def body() -> None:
+    sel = sidebar()
+    if sel is None:
+        return
+    a = data.analysis(sel.session_key, sel.session, sel.layout, sel.provider, sel.model, sel.ttl)
+    total = len(a.steps)
+    if total == 0:
+        st.warning("This session has no LLM calls: there is no step to show.")
+        return
+    n = step.current(total)
+    step.write_query(n, sel.query())
+    s = a.steps[n - 1]
+    approx = bool(a.approximate_tokens)
+
+    head, meta = st.columns([3, 2], vertical_alignment="bottom")
+    with head:
+        st.caption(
+            f"{html.md(sel.session.title)} · layout **{html.md(sel.layout.label)}** · "
+            f"{html.md(a.provider)} · {html.md(a.model)} · ttl {html.md(a.ttl)}"
+        )
+        st.subheader(f"Step {n} / {total}", anchor=False)
+    with meta:
+        label = f"{html.md(s.label)} · " if s.label else ""
+        st.markdown(
+            f"{label}**{html.md(s.function)}** · depth {s.depth} · {s.timestamp:%Y-%m-%d %H:%M:%S %Z}",
+            help="Call path: " + " → ".join(html.md(p) for p in s.call_path),
+        )
+        if approx:
+            st.caption(
+                ":orange-badge[approximate] token counts: this provider's tokenizer is not public, "
+                "o200k_base stands in for it."
+            )
+    step.controls(n, total)
+
+    tok = "tokens ≈" if approx else "tokens"
+    m = st.columns(6)
+    m[0].metric(f"Total {tok}", f"{s.tokens.get('total', 0):,}")
+    m[1].metric(f"Cached (read) {tok}", f"{s.read:,}")
+    m[2].metric("Written to cache", f"{s.write:,}")
+    m[3].metric("Hit ratio", f"{s.hit_ratio:.1%}")
+    m[4].metric("Cost of this step", _money(s.usd))
+    m[5].metric(
+        "Without caching",
+        _money(s.usd_without_cache),
+        delta=f"{_money(s.usd_without_cache - s.usd)} saved"
+        if s.usd_without_cache > s.usd
+        else None,
+        delta_color="green",
+        delta_arrow="off",
+    )
+    if s.miss is not None:
+        st.warning(html.md(s.miss.sentence), icon=":material/link_off:")
+    elif n > 1:
+        st.success(
+            "No miss: the cache kept every cacheable block it could.", icon=":material/link:"
+        )
+    else:
+        st.info(
+            "First step: nothing is cached yet, so the request writes the prefix.",
+            icon=":material/info:",
+        )
+
+    left, right = st.columns([11, 9], gap="medium")
+    with left:
+        st.markdown("#### :material/stacks: Assembled context, in wire order")
+        st.html(html.legend())
+        st.html(html.block_stack(s.blocks, s.cached_prefix_tokens, approx))
+        changes: dict[str, list[str]] = {}
+        for b in s.blocks:
+            changes.setdefault(b.change, []).append(b.name)
+        if n > 1:
+            parts = [
+                f"**{kind}**: {', '.join(html.md(c) for c in changes[kind])}"
+                for kind in ("new", "changed", "released")
+                if changes.get(kind)
+            ]
+            st.caption(
+                "Since step "
+                + str(n - 1)
+                + ": "
+                + ("; ".join(parts) if parts else "no block changed")
+                + f"; {len(changes.get('unchanged', []))} unchanged."
+            )
+        with st.expander("Block text", icon=":material/article:"):
+            names = [b.name for b in s.blocks]
+            if names:
+                chosen = st.selectbox("Block", names, key="block_text_choice")
+                block = next(b for b in s.blocks if b.name == chosen)
+                st.code(block.text, language=None, wrap_lines=True)
+    with right:
+        by_name = {b.name: b for b in s.blocks}
+        st.markdown("#### :material/account_tree: Call tree")
+        trees = [by_name[n] for n in TREE_BLOCKS if n in by_name]
+        for tree in trees:
+            if len(trees) > 1:
+                st.caption(f"block `{tree.name}`")
+            st.html(html.call_tree(tree.text))
+        if trees:
+            st.caption(
+                "Highlighted: the running node. Struck through: finished subtrees whose io was released."
+            )
+        else:
+            st.caption("No call tree at this step under this layout.")
+        st.markdown("#### :material/my_location: Situation")
+        situation = by_name.get("situation")
+        if situation is not None:
+            st.code(situation.text, language=None, wrap_lines=True)
+        else:
+            st.caption("No situation block at this step under this layout.")
+
+
+page.setup("Step view", ":material/stacks:")
+page.guarded(body)

@@ -1,0 +1,113 @@
+"""Savings: what caching saves per day and per month at a given traffic."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from assembler.analysis import analysis_json, analysis_rows
+from ui import data, page, step
+from ui.html import md
+from ui.sidebar import sidebar
+
+
+def _usd(x: float) -> str:
+    return f"${x:,.2f}" if abs(x) >= 1 else f"${x:,.4f}"
+
+
+def body() -> None:
+    sel = sidebar()
+    if sel is None:
+        return
+    a = data.analysis(sel.session_key, sel.session, sel.layout, sel.provider, sel.model, sel.ttl)
+    step.write_query(None, sel.query())
+    t = a.totals
+    st.title(":material/savings: Savings", anchor=False)
+    st.caption(
+        f"{md(sel.session.title)} · layout **{md(sel.layout.label)}** · {md(a.provider)} · "
+        f"{md(a.model)} · lifetime {md(a.ttl)}. Prices from genai-prices (offline)."
+        + (" Token counts are approximate for this provider." if a.approximate_tokens else "")
+    )
+    c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
+    per_day = c1.number_input(
+        "Sessions per day",
+        min_value=0,
+        max_value=10_000_000,
+        value=1000,
+        step=100,
+        key="sessions_per_day",
+    )
+    c2.caption(
+        "Provider, model and lifetime are in the sidebar. One session here is this recorded "
+        f"session: {len(a.steps):,} LLM calls."
+    )
+    with_cache = float(t.get("usd", 0.0))
+    without = float(t.get("usd_without_cache", 0.0))
+    saved = without - with_cache
+    m = st.columns(4)
+    m[0].metric("Per day, with caching", _usd(with_cache * per_day))
+    m[1].metric("Per day, without caching", _usd(without * per_day))
+    m[2].metric("Per month (30 days), with caching", _usd(with_cache * per_day * 30))
+    m[3].metric(
+        "Saved per month",
+        _usd(saved * per_day * 30),
+        delta=f"{saved / without:.0%} of the uncached cost" if without else None,
+        delta_color="green",
+        delta_arrow="off",
+    )
+    st.markdown("#### :material/table_chart: Breakdown")
+
+    def tok(v: float) -> str:
+        return f"{v:,.0f}"
+
+    lines: list[tuple[str, float, Callable[[float], str], bool]] = [
+        ("tokens read from cache", float(t.get("read", 0)), tok, True),
+        ("tokens written to cache", float(t.get("write", 0)), tok, True),
+        ("tokens uncached", float(t.get("uncached", 0)), tok, True),
+        ("all input tokens", float(t.get("tokens", 0)), tok, True),
+        ("hit ratio", float(t.get("hit_ratio", 0.0)), lambda v: f"{v:.1%}", False),
+        ("cost with caching", with_cache, _usd, True),
+        ("cost without caching", without, _usd, True),
+        ("saved by caching", saved, _usd, True),
+    ]
+    breakdown = pd.DataFrame(
+        [
+            {
+                "": name,
+                "per session": fmt(v),
+                "per day": fmt(v * per_day if scales else v),
+                "per month (30 days)": fmt(v * per_day * 30 if scales else v),
+            }
+            for name, v, fmt, scales in lines
+        ]
+    )
+    st.dataframe(breakdown, hide_index=True, width="stretch")
+    st.markdown("#### :material/list: Per step")
+    rows = analysis_rows(a)
+    frame = pd.DataFrame(rows)
+    st.dataframe(frame, hide_index=True, width="stretch", height=320)
+    stem = f"{a.session}-{a.layout}-{a.model}".replace("/", "_")
+    d1, d2, _ = st.columns([1, 1, 3])
+    d1.download_button(
+        "Per-step table (CSV)",
+        lambda: frame.to_csv(index=False).encode("utf-8"),
+        file_name=f"{stem}.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key="download_csv",
+    )
+    d2.download_button(
+        "Full analysis (JSON)",
+        lambda: json.dumps(analysis_json(a), indent=2, ensure_ascii=False).encode("utf-8"),
+        file_name=f"{stem}.json",
+        mime="application/json",
+        icon=":material/download:",
+        key="download_json",
+    )
+
+
+page.setup("Savings", ":material/savings:")
+page.guarded(body)

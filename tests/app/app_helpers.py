@@ -1,0 +1,50 @@
+"""Helpers shared by the AppTest tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGES = (
+    "pages/1_Timeline.py",
+    "pages/2_Compare_layouts.py",
+    "pages/3_Registry.py",
+    "pages/4_Savings.py",
+    "pages/5_Learn.py",
+)
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def new_app(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at
+
+
+def hostile_session_bytes() -> bytes:
+    """research_agent.yaml with script and onerror payloads in inputs and outputs."""
+    text = (ROOT / "sample_sessions" / "research_agent.yaml").read_text("utf-8")
+    text = text.replace(
+        'input: "expand LLM-as-Code into an AAAI long paper"',
+        "input: '<script>window.__pwned=1</script> expand LLM-as-Code'",
+        1,
+    )
+    text = text.replace(
+        'title: "Research agent: LLM-as-Code → AAAI long paper"',
+        "title: '<img src=x onerror=\"window.__pwned=1\"> Research agent'",
+        1,
+    )
+    text = text.replace(
+        'output: "go to literature"',
+        "output: '<img src=x onerror=\"window.__pwned=1\"> go to literature'",
+        1,
+    )
+    assert text.count("window.__pwned") == 3
+    return text.encode("utf-8")

@@ -1,0 +1,164 @@
+"""The app in Debian's chromium: deep links, keyboard stepping, uploads, screenshots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ARTIFACTS, ROOT
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+BAD_SESSION = b"format: context-session/1\nsession:\n  id: broken\nevents: []\n"
+PAGES = ("Timeline", "Compare_layouts", "Registry", "Savings", "Learn")
+
+
+def hostile_session() -> bytes:
+    text = (ROOT / "sample_sessions" / "research_agent.yaml").read_text("utf-8")
+    text = text.replace(
+        'input: "expand LLM-as-Code into an AAAI long paper"',
+        "input: '<script>window.__pwned=1</script> expand LLM-as-Code'",
+        1,
+    )
+    text = text.replace(
+        'title: "Research agent: LLM-as-Code → AAAI long paper"',
+        "title: '<img src=x onerror=\"window.__pwned=1\"> Research agent'",
+        1,
+    )
+    text = text.replace(
+        'output: "go to literature"',
+        "output: '<img src=x onerror=\"window.__pwned=1\"> go to literature'",
+        1,
+    )
+    assert text.count("window.__pwned") == 3
+    return text.encode("utf-8")
+
+
+def settle(page: Page) -> None:
+    page.wait_for_selector(DONE, timeout=30_000)
+
+
+def indicator(page: Page, text: str) -> None:
+    expect(page.get_by_text(text, exact=True)).to_be_visible(timeout=30_000)
+
+
+def focus_page(page: Page) -> None:
+    """Wait until the step buttons (and their shortcuts) are live; focus the page, not a widget."""
+    expect(page.locator(".st-key-next button").first).to_be_visible()
+    expect(page.locator(".st-key-prev button").first).to_be_visible()
+    page.locator('[data-testid="stCaptionContainer"]').first.click()
+
+
+def upload_session(page: Page, name: str, raw: bytes) -> None:
+    combo = page.locator(".st-key-w_sel_session input")
+    combo.wait_for(timeout=30_000)  # the widget loads lazily: a skeleton first
+    combo.click()
+    page.get_by_role("option", name="Upload a file…").click()
+    chooser = page.locator(".st-key-upload_session input[type=file]")
+    chooser.wait_for(state="attached", timeout=30_000)
+    chooser.set_input_files(files=[{"name": name, "mimeType": "application/x-yaml", "buffer": raw}])
+
+
+def test_deep_links_on_a_fresh_server(server: str, tab: Any) -> None:
+    # The first requests this server ever sees.
+    tab.goto(f"{server}/?step=6&session=research_agent&layout=seed")
+    indicator(tab, "Step 6 / 14")
+    expect(tab.get_by_text("cached prefix:", exact=False).first).to_be_visible()
+    tab.goto(f"{server}/Timeline?step=4")
+    indicator(tab, "Step 4 / 14")
+    # The shared sidebar ran: a sub-page opened directly still has the selectors.
+    expect(tab.locator(".st-key-w_sel_layout")).to_be_visible()
+
+
+def test_first_load(server: str, tab: Any) -> None:
+    tab.goto(server)
+    indicator(tab, "Step 1 / 14")
+    settle(tab)
+    expect(tab.locator('[data-testid="stException"]')).to_have_count(0)
+    expect(tab.get_by_text("call_tree", exact=True).first).to_be_visible()
+    expect(tab.get_by_text("running now")).to_be_visible()
+    assert "step=1" in tab.url
+
+
+def test_keyboard_stepping(server: str, tab: Any) -> None:
+    tab.goto(f"{server}/?step=3")
+    indicator(tab, "Step 3 / 14")
+    settle(tab)
+    focus_page(tab)
+    tab.keyboard.press("ArrowRight")
+    indicator(tab, "Step 4 / 14")
+    settle(tab)
+    tab.keyboard.press("ArrowRight")
+    indicator(tab, "Step 5 / 14")
+    settle(tab)
+    tab.keyboard.press("ArrowLeft")
+    indicator(tab, "Step 4 / 14")
+    settle(tab)
+    assert "step=4" in tab.url
+
+
+def test_malformed_upload_shows_its_error(server: str, tab: Any) -> None:
+    tab.goto(server)
+    indicator(tab, "Step 1 / 14")
+    settle(tab)
+    upload_session(tab, "broken.yaml", BAD_SESSION)
+    alert = tab.locator('[data-testid="stAlertContentError"] p')
+    expect(alert).to_have_text(
+        "broken.yaml:3: session.agent: required field is missing", timeout=30_000
+    )
+    expect(tab.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def test_hostile_upload_runs_no_script(server: str, tab: Any) -> None:
+    tab.goto(server)
+    indicator(tab, "Step 1 / 14")
+    settle(tab)
+    upload_session(tab, "hostile.yaml", hostile_session())
+    tree = tab.get_by_test_id("call-tree")
+    expect(tree).to_contain_text("<script>window.__pwned=1</script>", timeout=30_000)
+    focus_page(tab)
+    tab.keyboard.press("ArrowRight")
+    indicator(tab, "Step 2 / 14")
+    expect(tab.get_by_test_id("call-tree")).to_contain_text(
+        '<img src=x onerror=\\"window.__pwned=1\\">'
+    )
+    expect(
+        tab.get_by_text('<img src=x onerror="window.__pwned=1"> Research agent', exact=False)
+    ).to_be_visible()
+    tab.wait_for_timeout(300)
+    assert tab.evaluate("typeof window.__pwned") == "undefined"
+    expect(tab.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+@pytest.mark.parametrize("name", ["Step_view", *PAGES])
+def test_screenshot_of_each_page(server: str, tab: Any, name: str) -> None:
+    path = "/?step=5" if name == "Step_view" else f"/{name}?step=5"
+    tab.goto(server + path)
+    tab.wait_for_selector(
+        '[data-testid="stMainBlockContainer"] h1, [data-testid="stMainBlockContainer"] h3',
+        timeout=30_000,
+    )
+    settle(tab)
+    expect(tab.locator('[data-testid="stException"]')).to_have_count(0)
+    expect(tab.locator('[data-testid="stAlertContentError"]')).to_have_count(0)
+    tab.wait_for_timeout(400)
+    ARTIFACTS.mkdir(exist_ok=True)
+    out = Path(ARTIFACTS) / f"{name}.png"
+    tab.screenshot(path=str(out), full_page=True)
+    assert out.stat().st_size > 10_000
+
+
+def test_selecting_a_chart_point_moves_to_that_step(server: str, tab: Any) -> None:
+    tab.goto(f"{server}/Timeline")
+    indicator(tab, "Step 1 / 14")
+    bars = tab.locator(".st-key-chart_layers g.point")
+    expect(bars.nth(7)).to_be_attached()
+    box = bars.nth(7).bounding_box()  # the tools bar of step 8
+    assert box is not None
+    tab.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    indicator(tab, "Step 8 / 14")
+    settle(tab)
+    assert "step=8" in tab.url

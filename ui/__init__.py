@@ -1,0 +1,1 @@
+"""Shared Streamlit helpers of the inspector: pages only call the library and these, then draw."""

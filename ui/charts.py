@@ -1,0 +1,180 @@
+"""Plotly figures over the per-step table. Each point carries its step number."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui.html import LAYER_COLOURS
+
+CACHE_COLOURS = {"read": "#40c057", "write": "#fab005", "uncached": "#adb5bd"}
+BIG = 1000  # above this many steps, WebGL traces
+
+
+def _layout(fig: go.Figure, title: str, y: str, x: str = "step") -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "font": {"size": 14}},
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        height=300,
+        legend={"orientation": "h", "y": -0.2},
+        xaxis_title=x,
+        yaxis_title=y,
+        bargap=0.05,
+    )
+    return fig
+
+
+def _marker(fig: go.Figure, step: int) -> None:
+    fig.add_vline(x=step, line_width=2, line_dash="dot", line_color="#1f2430")
+    fig.add_annotation(x=step, y=1, yref="paper", text=f"step {step}", showarrow=False, yshift=8)
+
+
+def tokens_by_layer(frame: Any, step: int) -> go.Figure:
+    fig = go.Figure()
+    for layer, name in (("tools", "tools (L0)"), ("L0", "L0 system"), ("L1", "L1"), ("L2", "L2")):
+        colour = LAYER_COLOURS["L0"] if layer == "tools" else LAYER_COLOURS[layer]
+        fig.add_bar(
+            x=frame["step"],
+            y=frame[layer],
+            name=name,
+            marker={"color": colour, "opacity": 0.55 if layer == "tools" else 0.9},
+            customdata=frame["step"],
+            hovertemplate="step %{x}: %{y:,} tokens<extra>" + name + "</extra>",
+        )
+    fig.update_layout(barmode="stack")
+    _marker(fig, step)
+    return _layout(fig, "Tokens per step, by layer", "tokens")
+
+
+def cache_per_step(frame: Any, step: int) -> go.Figure:
+    fig = go.Figure()
+    for column, name in (("read", "read"), ("write", "written"), ("uncached", "uncached")):
+        fig.add_bar(
+            x=frame["step"],
+            y=frame[column],
+            name=name,
+            marker={"color": CACHE_COLOURS[column]},
+            customdata=frame["step"],
+            hovertemplate="step %{x}: %{y:,}<extra>" + name + "</extra>",
+        )
+    fig.update_layout(barmode="stack")
+    _marker(fig, step)
+    return _layout(fig, "Cache: read / written / uncached tokens per step", "tokens")
+
+
+def cumulative_cost(frame: Any, step: int) -> go.Figure:
+    trace = go.Scattergl if len(frame) > BIG else go.Scatter
+    fig = go.Figure()
+    for column, name, colour in (
+        ("cum_usd", "with caching", "#3b5bdb"),
+        ("cum_usd_without_cache", "without caching", "#e8590c"),
+    ):
+        fig.add_trace(
+            trace(
+                x=frame["step"],
+                y=frame[column],
+                name=name,
+                mode="lines+markers" if len(frame) <= 200 else "lines",
+                line={"color": colour},
+                customdata=frame["step"],
+                hovertemplate="step %{x}: $%{y:.4f}<extra>" + name + "</extra>",
+            )
+        )
+    _marker(fig, step)
+    return _layout(fig, "Cumulative cost, with and without caching", "USD")
+
+
+def size_vs_depth(frame: Any, step: int) -> go.Figure:
+    trace = go.Scattergl if len(frame) > BIG else go.Scatter
+    fig = go.Figure()
+    fig.add_trace(
+        trace(
+            x=frame["depth"],
+            y=frame["total"],
+            mode="markers",
+            name="steps",
+            marker={
+                "color": frame["hit_ratio"],
+                "colorscale": [[0, "#f03e3e"], [0.5, "#fab005"], [1, "#2f9e44"]],
+                "cmin": 0,
+                "cmax": 1,
+                "size": 8 if len(frame) <= 200 else 4,
+                "showscale": True,
+                "colorbar": {"title": "hit ratio", "thickness": 10},
+            },
+            customdata=frame["step"],
+            hovertemplate="step %{customdata}: depth %{x}, %{y:,} tokens<extra></extra>",
+        )
+    )
+    row = frame[frame["step"] == step]
+    if len(row):
+        fig.add_trace(
+            go.Scatter(
+                x=row["depth"],
+                y=row["total"],
+                mode="markers",
+                name=f"step {step}",
+                marker={
+                    "symbol": "star",
+                    "size": 16,
+                    "color": "#3b5bdb",
+                    "line": {"width": 1, "color": "#1f2430"},
+                },
+                customdata=row["step"],
+                hovertemplate="step %{customdata}<extra></extra>",
+            )
+        )
+    fig.update_xaxes(dtick=1)
+    return _layout(fig, "Context size against call depth", "tokens", x="call depth")
+
+
+def selected_step(
+    state: Any, steps: Sequence[int], skip_curves: tuple[int, ...] = ()
+) -> int | None:
+    """The step of the first selected point in a plotly selection state, if any.
+
+    Each trace carries its step numbers as ``customdata``; without it, the
+    point's index into ``steps`` (every trace here is in step order).
+    """
+    try:
+        points = state["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for point in points or []:
+        custom = point.get("customdata")
+        if isinstance(custom, list | tuple) and custom:
+            custom = custom[0]
+        if isinstance(custom, int | float):
+            return int(custom)
+        if point.get("curve_number") in skip_curves:
+            continue
+        index = point.get("point_index", point.get("point_number"))
+        if isinstance(index, int) and 0 <= index < len(steps):
+            return int(steps[index])
+    return None
+
+
+def chart(
+    fig: go.Figure,
+    key: str,
+    steps: Sequence[int],
+    on_pick: Callable[[int], None],
+    skip_curves: tuple[int, ...] = (),
+) -> None:
+    """Draw a figure; selecting a point calls ``on_pick(step)``."""
+
+    def picked() -> None:
+        chosen = selected_step(st.session_state.get(key), steps, skip_curves)
+        if chosen is not None:
+            on_pick(chosen)
+
+    st.plotly_chart(
+        fig,
+        key=key,
+        on_select=picked,
+        selection_mode=("points",),
+        config={"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d"]},
+    )

@@ -1,0 +1,279 @@
+"""Loading and analysis, cached once per input so that a rerun costs only drawing.
+
+Sessions are keyed by the sha256 of their bytes, layouts by name (built-in) or
+by the sha256 of their text (uploaded or edited), so the analysis runs once per
+(session content, layout, provider, model, ttl) and every later rerun — a step
+change, a page switch, another browser tab — reuses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from assembler.layouts import BUILTIN_LAYOUTS, Layout, builtin_layout, parse_layout_text
+from assembler.session import Session, parse_bytes
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_sessions"
+DEFAULT_SESSION = "research_agent"
+
+#: Uploads larger than this are refused before they are parsed (MB, as Streamlit counts).
+MAX_SESSION_MB = 20
+MAX_LAYOUT_MB = 1
+
+#: Providers the cache engine simulates, and how their models are recognised in genai-prices.
+PROVIDERS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("claude-",),
+    "openai": ("gpt-", "o1", "o3", "o4", "chatgpt-"),
+    "google": ("gemini-",),
+    "deepseek": ("deepseek-",),
+}
+DEFAULT_MODELS = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-5",
+    "google": "gemini-2.5-pro",
+    "deepseek": "deepseek-chat",
+}
+
+
+def bundled_sessions() -> dict[str, Path]:
+    """Bundled sessions by name (file stem), the default first."""
+    found = {
+        p.stem: p
+        for p in sorted(SAMPLES.glob("*"))
+        if p.suffix in (".yaml", ".yml", ".jsonl", ".json")
+    }
+    ordered = dict(sorted(found.items(), key=lambda kv: (kv[0] != DEFAULT_SESSION, kv[0])))
+    return ordered
+
+
+def digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _bundled_bytes(path: str, mtime_ns: int) -> bytes:
+    return Path(path).read_bytes()
+
+
+def bundled_bytes(name: str) -> bytes:
+    path = bundled_sessions()[name]
+    return _bundled_bytes(str(path), path.stat().st_mtime_ns)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _bundled_key(path: str, mtime_ns: int) -> str:
+    return digest(Path(path).read_bytes())
+
+
+def bundled_key(name: str) -> str:
+    path = bundled_sessions()[name]
+    return _bundled_key(str(path), path.stat().st_mtime_ns)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _parse_session(key: str, source: str, _raw: bytes) -> Session:
+    return parse_bytes(_raw, source)
+
+
+def parse_session_bytes(raw: bytes, source: str, key: str | None = None) -> tuple[str, Session]:
+    """(content key, Session); raises SessionError with a one-line message.
+
+    ``key`` is the sha256 of ``raw`` when the caller already knows it.
+    """
+    key = key or digest(raw)
+    return key, _parse_session(key, source, raw)
+
+
+@dataclass(frozen=True)
+class LayoutChoice:
+    key: str  # built-in name, or "text:<sha256>" for an uploaded or edited layout
+    label: str
+    layout: Layout
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _layout_from_text(key: str, text: str, source: str) -> Layout:
+    return parse_layout_text(text, source)
+
+
+def layout_choice(name_or_text: str, source: str | None = None) -> LayoutChoice:
+    """A built-in layout by name, or a layout parsed from YAML text (raises LayoutError)."""
+    if source is None and name_or_text in BUILTIN_LAYOUTS:
+        return LayoutChoice(name_or_text, name_or_text, builtin_layout(name_or_text))
+    key = "text:" + digest(name_or_text.encode("utf-8"))
+    layout = _layout_from_text(key, name_or_text, source or "layout.yaml")
+    return LayoutChoice(key, f"{layout.name} ({source or 'edited'})", layout)
+
+
+@cache
+def builtin_layout_text(name: str) -> str:
+    from importlib import resources
+
+    return resources.files("assembler.data").joinpath("layouts", f"{name}.yaml").read_text("utf-8")
+
+
+@cache
+def provider_models() -> dict[str, tuple[str, ...]]:
+    """Models genai-prices knows for each simulated provider (offline data)."""
+    from genai_prices import data
+
+    out: dict[str, tuple[str, ...]] = {}
+    for provider in data.providers:
+        prefixes = PROVIDERS.get(provider.id)
+        if prefixes is None:
+            continue
+        models = sorted({m.id for m in provider.models if m.id.startswith(prefixes)})
+        default = DEFAULT_MODELS[provider.id]
+        if default in models:
+            models.remove(default)
+            models.insert(0, default)
+        out[provider.id] = tuple(models)
+    return {p: out.get(p, ()) for p in PROVIDERS}
+
+
+Progress = Callable[[int, int], None]
+AnalysisKey = tuple[str, str, str | None, str | None, str | None]
+MAX_ANALYSES = 12
+
+
+@st.cache_resource(show_spinner=False)
+def _analysis_store() -> dict[str, Any]:
+    """Analyses shared by every session of this server, least recently used dropped first.
+
+    A plain store rather than a cached function: the progress bar drawn while
+    ``analyze`` runs must not be recorded and replayed on every later hit.
+    """
+    return {"items": OrderedDict(), "lock": threading.Lock(), "locks": {}}
+
+
+def analysis(
+    session_key: str,
+    session: Session,
+    layout: LayoutChoice,
+    provider: str | None,
+    model: str | None,
+    ttl: str | None,
+) -> Any:
+    """The SessionAnalysis, computed once per input, with a progress bar while it runs."""
+    from assembler.analysis import analyze
+
+    store = _analysis_store()
+    key: AnalysisKey = (session_key, layout.key, provider, model, ttl)
+    items: OrderedDict[AnalysisKey, Any] = store["items"]
+    with store["lock"]:
+        if key in items:
+            items.move_to_end(key)
+            return items[key]
+        key_lock = store["locks"].setdefault(key, threading.Lock())
+    with key_lock:
+        with store["lock"]:
+            if key in items:
+                return items[key]
+        slot = st.empty()
+
+        def progress(done: int, total: int) -> None:
+            if total > 0 and (done == total or done % max(1, total // 100) == 0):
+                slot.progress(
+                    min(1.0, done / total),
+                    text=f"Analysing the session… step {done:,} / {total:,}",
+                )
+
+        slot.progress(0.0, text="Analysing the session…")
+        try:
+            result = analyze(
+                session, layout.layout, provider=provider, model=model, ttl=ttl, progress=progress
+            )
+        finally:
+            slot.empty()
+        with store["lock"]:
+            items[key] = result
+            while len(items) > MAX_ANALYSES:
+                items.popitem(last=False)
+            store["locks"].pop(key, None)
+    return result
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _comparison(
+    session_key: str,
+    base_key: str,
+    head_key: str,
+    provider: str | None,
+    model: str | None,
+    ttl: str | None,
+    _session: Session,
+    _base: Layout,
+    _head: Layout,
+) -> Any:
+    from assembler.analysis import compare
+
+    return compare(_session, _base, _head, provider=provider, model=model, ttl=ttl)
+
+
+def comparison(
+    session_key: str,
+    session: Session,
+    base: LayoutChoice,
+    head: LayoutChoice,
+    provider: str | None,
+    model: str | None,
+    ttl: str | None,
+) -> Any:
+    with st.spinner("Analysing both layouts…"):
+        return _comparison(
+            session_key, base.key, head.key, provider, model, ttl, session, base.layout, head.layout
+        )
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def _step_frame(session_key: str, layout_key: str, provider: str | None, model: str | None, ttl: str | None, _a: Any) -> Any:  # fmt: skip
+    import pandas as pd
+
+    rows = [
+        {
+            "step": s.step,
+            "label": s.label or "",
+            "function": s.function,
+            "depth": s.depth,
+            "total": s.tokens.get("total", 0),
+            "tools": s.tokens.get("tools", 0),
+            "L0": s.tokens.get("L0", 0),
+            "L1": s.tokens.get("L1", 0),
+            "L2": s.tokens.get("L2", 0),
+            "read": s.read,
+            "write": s.write,
+            "uncached": s.uncached,
+            "hit_ratio": s.hit_ratio,
+            "cached_prefix": s.cached_prefix_tokens,
+            "usd": s.usd,
+            "usd_without_cache": s.usd_without_cache,
+            "miss": s.miss.component if s.miss else "",
+        }
+        for s in _a.steps
+    ]
+    frame = pd.DataFrame(rows)
+    frame["cum_usd"] = frame["usd"].cumsum()
+    frame["cum_usd_without_cache"] = frame["usd_without_cache"].cumsum()
+    return frame
+
+
+def step_frame(
+    session_key: str,
+    layout: LayoutChoice,
+    provider: str | None,
+    model: str | None,
+    ttl: str | None,
+    a: Any,
+) -> Any:
+    """One row per step (pandas), cached alongside the analysis."""
+    return _step_frame(session_key, layout.key, provider, model, ttl, a)
