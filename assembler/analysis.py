@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -127,6 +128,22 @@ def _changes(blocks: Sequence[WireBlock], prev: _Prev | None, released: bool) ->
         else:
             out.append("changed")
     return tuple(out)
+
+
+def _shared_texts(
+    blocks: Sequence[WireBlock], changes: Sequence[str], prev: _Prev | None
+) -> list[str]:
+    """Block texts, reusing the previous step's string for an unchanged block.
+
+    A long session keeps every step's blocks; without this each step would hold
+    its own copy of the same system prompt.
+    """
+    if prev is None:
+        return [b.text for b in blocks]
+    return [
+        prev.by_name[b.name] if ch == "unchanged" else b.text
+        for b, ch in zip(blocks, changes, strict=True)
+    ]
 
 
 def _first_difference(blocks: Sequence[WireBlock], prev: _Prev) -> int:
@@ -311,12 +328,18 @@ def _exit_counts(session: Session) -> list[int]:
     return counts
 
 
-def _local_day(step: Step) -> str:
-    tz = step.context.profile.environment.timezone
+@cache
+def _zone(name: str) -> ZoneInfo | None:
     try:
-        return step.at.astimezone(ZoneInfo(tz)).date().isoformat()
+        return ZoneInfo(name)
     except (KeyError, ValueError):
-        return step.at.date().isoformat()
+        return None
+
+
+def _local_day(step: Step) -> str:
+    """The calendar day in the agent's timezone (the date the prompt shows)."""
+    zone = _zone(step.context.profile.environment.timezone)
+    return (step.at.astimezone(zone) if zone else step.at).date().isoformat()
 
 
 def analyze(
@@ -383,7 +406,7 @@ def analyze(
             write=result.write,
             uncached=result.uncached,
             output=output,
-            ttl=effective_ttl,
+            ttl=effective_ttl if prov == "anthropic" else "5m",  # only Anthropic sells 1h writes
         )
         steps.append(
             StepAnalysis(
@@ -411,11 +434,16 @@ def analyze(
                         cache=c,
                         change=ch,
                         breakpoint=b.breakpoint,
-                        text=b.text,
+                        text=text,
                         cacheable=b.cacheable,
                     )
-                    for b, n, c, ch in zip(
-                        blocks, result.block_tokens, result.block_cache, changes, strict=True
+                    for b, n, c, ch, text in zip(
+                        blocks,
+                        result.block_tokens,
+                        result.block_cache,
+                        changes,
+                        _shared_texts(blocks, changes, prev),
+                        strict=True,
                     )
                 ),
                 measured=measured,
@@ -423,7 +451,7 @@ def analyze(
                 model=mdl,
             )
         )
-        texts = tuple((b.name, b.text) for b in blocks)
+        texts = tuple((b.name, b.text) for b in steps[-1].blocks)
         prev = _Prev(
             texts, dict(texts), result.read, result.write, mdl, prov, step.at, day, step.call.index
         )

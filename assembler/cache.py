@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
 from importlib import resources
+from itertools import repeat
 from typing import Any, Protocol
 
 import yaml
@@ -166,24 +167,40 @@ def _seconds(d: timedelta) -> float:
 class Segmenter:
     """Splits block texts into lines and counts tokens per distinct line.
 
-    The last split of each block name is kept, so a block that did not change
-    since the previous step costs one string comparison.
+    Counts come from ``counter`` (the shared per-encoding memo); a local
+    line → count map lets a whole block be looked up with one C-level ``map``
+    instead of a Python call per line, which is what keeps the call tree (new
+    text at every step, mostly old lines) cheap. The last split of each block
+    name is kept, so an unchanged block costs one string comparison.
     """
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self._last: dict[str, tuple[str, tuple[str, ...], tuple[int, ...], int]] = {}
+        self._counts: dict[str, int] = {}
+        self._last: dict[str, tuple[str, list[str], list[int], int]] = {}
 
-    def split(self, name: str, text: str) -> tuple[tuple[str, ...], tuple[int, ...], int]:
+    def split(self, name: str, text: str) -> tuple[list[str], list[int], int]:
         last = self._last.get(name)
         if last is not None and (last[0] is text or last[0] == text):
             return last[1], last[2], last[3]
-        lines = tuple(text.splitlines(keepends=True)) or ("",)
-        count = self.counter.count
-        counts = tuple(count(line) for line in lines)
+        lines = text.splitlines(keepends=True) or [""]
+        # -1 marks a line not seen yet; map/min/sum all run at C speed
+        counts = list(map(self._counts.get, lines, repeat(-1, len(lines))))
+        if min(counts) < 0:
+            self._fill(lines, counts)
         total = sum(counts)
         self._last[name] = (text, lines, counts, total)
         return lines, counts, total
+
+    def _fill(self, lines: list[str], counts: list[int]) -> None:
+        count, known = self.counter.count, self._counts
+        i = counts.index(-1)
+        while True:  # jump between unseen lines with C-level index(), not a Python scan
+            counts[i] = known[lines[i]] = count(lines[i])
+            try:
+                i = counts.index(-1, i + 1)
+            except ValueError:
+                return
 
     def tokens(self, name: str, text: str) -> int:
         return self.split(name, text)[2]

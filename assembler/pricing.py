@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
-from typing import Any
 
 from genai_prices import Usage, calc_price
 
@@ -48,7 +48,81 @@ def provider_id(provider: str) -> str:
     return pid
 
 
-@lru_cache(maxsize=4096)
+def _calc(provider: str, model: str, **fields: int) -> Decimal:
+    """One call of ``genai_prices.calc_price``; total input in ``input_tokens``."""
+    pid = provider_id(provider)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # unknown usage keys are impossible here
+            result = calc_price(Usage(**fields), model_ref=model, provider_id=pid)
+    except LookupError as exc:
+        raise PricingError(
+            f"genai-prices has no price for model {model!r} of provider {pid!r} ({exc})"
+        ) from None
+    return Decimal(result.total_price)
+
+
+@lru_cache(maxsize=256)
+def _tier_starts(provider: str, model: str) -> tuple[int, ...]:
+    """Input-token thresholds where the model's prices change, read from the package."""
+    pid = provider_id(provider)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = calc_price(Usage(input_tokens=1), model_ref=model, provider_id=pid)
+    except LookupError as exc:
+        raise PricingError(
+            f"genai-prices has no price for model {model!r} of provider {pid!r} ({exc})"
+        ) from None
+    starts = {
+        int(tier.start)
+        for value in vars(result.model_price).values()
+        for tier in (getattr(value, "tiers", None) or ())
+    }
+    return tuple(sorted(starts))
+
+
+@dataclass(frozen=True)
+class _Rates:
+    """USD per token, as genai-prices charges them within one price tier."""
+
+    input: Decimal
+    read: Decimal
+    write: Decimal
+    write_1h: Decimal
+    output: Decimal
+
+
+_rates: dict[tuple[str, str, tuple[tuple[bool, bool], ...]], _Rates] = {}
+
+
+def _rates_at(provider: str, model: str, total_input: int) -> _Rates:
+    """Per-token rates at ``total_input``, derived from the package once per tier.
+
+    Within a tier genai-prices is linear in each token count, so five calls at
+    one total give the rates for every request of that tier; calling it per
+    step would dominate ``analyze``.
+    """
+    tier = tuple((total_input > s, total_input >= s) for s in _tier_starts(provider, model))
+    key = (provider, model, tier)
+    rates = _rates.get(key)
+    if rates is None:
+        t = max(total_input, 1)
+        base = _calc(provider, model, input_tokens=t)
+        rates = _Rates(
+            input=base / t,
+            read=_calc(provider, model, input_tokens=t, cache_read_tokens=t) / t,
+            write=_calc(provider, model, input_tokens=t, cache_write_tokens=t) / t,
+            write_1h=_calc(
+                provider, model, input_tokens=t, cache_write_tokens=t, cache_write_1h_tokens=t
+            )
+            / t,
+            output=(_calc(provider, model, input_tokens=t, output_tokens=t) - base) / t,
+        )
+        _rates[key] = rates
+    return rates
+
+
 def price(
     provider: str,
     model: str,
@@ -60,28 +134,41 @@ def price(
     write_1h: bool = False,
 ) -> float:
     """USD for one request; ``total_input`` includes the cached tokens."""
-    fields: dict[str, Any] = {"input_tokens": total_input, "output_tokens": output}
+    r = _rates_at(provider, model, total_input)
+    uncached = total_input - cache_read - cache_write
+    usd = (
+        r.input * uncached
+        + r.read * cache_read
+        + (r.write_1h if write_1h else r.write) * cache_write
+        + r.output * output
+    )
+    return float(usd)
+
+
+def price_direct(
+    provider: str,
+    model: str,
+    *,
+    total_input: int,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    output: int = 0,
+    write_1h: bool = False,
+) -> float:
+    """The same as :func:`price` with one ``calc_price`` call (slower; for checks)."""
+    fields = {"input_tokens": total_input, "output_tokens": output}
     if cache_read:
         fields["cache_read_tokens"] = cache_read
     if cache_write:
         fields["cache_write_tokens"] = cache_write
         if write_1h:
             fields["cache_write_1h_tokens"] = cache_write
-    pid = provider_id(provider)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # unknown usage keys are impossible here
-            result = calc_price(Usage(**fields), model_ref=model, provider_id=pid)
-    except LookupError as exc:
-        raise PricingError(
-            f"genai-prices has no price for model {model!r} of provider {pid!r} ({exc})"
-        ) from None
-    return float(result.total_price)
+    return float(_calc(provider, model, **fields))
 
 
 def check_model(provider: str, model: str) -> None:
     """Raise :class:`PricingError` naming ``model`` when it has no price."""
-    price(provider, model, total_input=1)
+    _tier_starts(provider, model)
 
 
 def step_cost(
