@@ -205,6 +205,13 @@ class Segmenter:
     def tokens(self, name: str, text: str) -> int:
         return self.split(name, text)[2]
 
+    def block(self, block: WireBlock) -> tuple[list[str], list[int], int]:
+        """A wire block's segments; a block whose content the recording lacks is one
+        segment of its declared size."""
+        if block.declared_tokens is not None:
+            return [block.text], [block.declared_tokens], block.declared_tokens
+        return self.split(block.name, block.text)
+
 
 # --- results and the interface ----------------------------------------------------------
 
@@ -292,7 +299,7 @@ class AnthropicSimulator:
     def request(
         self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
     ) -> CacheResult:
-        tokens = tuple(self.segmenter.tokens(b.name, b.text) for b in blocks)
+        tokens = tuple(self.segmenter.block(b)[2] for b in blocks)
         cum: list[int] = []
         hashes: list[int] = []
         running, h = 0, hash(("anthropic", model))
@@ -397,7 +404,7 @@ class TokenPrefixSimulator:
         block_tokens: list[int] = []
         h, running, matched, matching, expired = hash((self.provider, model)), 0, 0, True, False
         for b in blocks:
-            lines, counts, total_b = self.segmenter.split(b.name, b.text)
+            lines, counts, total_b = self.segmenter.block(b)
             h = hash((h, b.section))
             for line, n in zip(lines, counts, strict=True):
                 h = hash((h, line))

@@ -38,7 +38,7 @@ def test_components_json_lists_every_component_in_design_order() -> None:
 
 def test_steps_json() -> None:
     rows = json.loads(run("steps", SAMPLE, "--json").stdout)
-    assert len(rows) == 14
+    assert len(rows) == 21
     assert rows[1] == {
         "step": 2,
         "label": "①",
@@ -67,7 +67,7 @@ def test_generate_is_deterministic(tmp_path: Path) -> None:
     [
         (
             ("render", SAMPLE, "--step", "99"),
-            "step 99 is out of range; the session has steps 1 to 14",
+            "step 99 is out of range; the session has steps 1 to 21",
         ),
         (("render", SAMPLE, "--step", "⑨"), "no step labelled '⑨'"),
         (("render", SAMPLE, "--step", "1", "--layout", "nope"), "neither a built-in layout"),

@@ -138,9 +138,9 @@ def test_situation_contract_forms(research_session: Session) -> None:
         s.number: assembler.assemble(s).assembly.record("situation").text for s in assembler.steps()
     }
     assert "parsed by the caller into a decision" in (texts[2] or "")
-    assert "Your output is passed to `extract_framework` as its `surveys`." in (texts[3] or "")
+    assert "Your output is passed to `extract_framework` as its `surveys`." in (texts[4] or "")
     assert "Your output becomes `notes/related-work.md`, the deliverable `writing` consumes." in (
-        texts[4] or ""
+        texts[7] or ""
     )
 
 

@@ -39,7 +39,7 @@ def test_step_view_first_load_shows_step_one() -> None:
     at = new_app()
     at.run()
     _no_errors(at)
-    assert _texts(at)[0] == "Step 1 / 14"
+    assert _texts(at)[0] == "Step 1 / 21"
     labels = [m.label for m in at.metric]
     assert any(label.startswith("Total tokens") for label in labels)
     assert "Hit ratio" in labels and "Cost of this step" in labels
@@ -50,21 +50,21 @@ def test_stepping_with_buttons_and_slider() -> None:
     at = new_app()
     at.run()
     at.button(key="next").click().run()
-    assert _texts(at)[0] == "Step 2 / 14"
+    assert _texts(at)[0] == "Step 2 / 21"
     at.button(key="next").click().run()
     at.button(key="prev").click().run()
-    assert _texts(at)[0] == "Step 2 / 14"
+    assert _texts(at)[0] == "Step 2 / 21"
     at.slider(key="step_slider").set_value(9).run()
-    assert _texts(at)[0] == "Step 9 / 14"
+    assert _texts(at)[0] == "Step 9 / 21"
     assert at.query_params["step"] == "9"
     assert at.button(key="prev").proto.shortcut.lower() == "left"
     assert at.button(key="next").proto.shortcut.lower() == "right"
 
 
 def test_prev_disabled_on_first_step_next_on_last() -> None:
-    at = new_app(step="14")
+    at = new_app(step="21")
     at.run()
-    assert _texts(at)[0] == "Step 14 / 14"
+    assert _texts(at)[0] == "Step 21 / 21"
     assert at.button(key="next").disabled
     at.slider(key="step_slider").set_value(1).run()
     assert at.button(key="prev").disabled
@@ -74,7 +74,7 @@ def test_deep_link_to_step_session_and_layout() -> None:
     at = new_app(step="5", session="research_agent", layout="date-in-l0")
     at.run()
     _no_errors(at)
-    assert _texts(at)[0] == "Step 5 / 14"
+    assert _texts(at)[0] == "Step 5 / 21"
     assert at.selectbox(key="w_sel_layout").value == "date-in-l0"
     assert any("date-in-l0" in c.value.replace("\\", "") for c in at.caption)
 
@@ -83,7 +83,7 @@ def test_deep_link_out_of_range_is_clamped() -> None:
     at = new_app(step="999")
     at.run()
     _no_errors(at)
-    assert _texts(at)[0] == "Step 14 / 14"
+    assert _texts(at)[0] == "Step 21 / 21"
 
 
 def test_miss_sentence_names_a_component() -> None:
@@ -99,7 +99,7 @@ def test_layout_switch_reanalyses() -> None:
     before = [m.value for m in at.metric]
     at.selectbox(key="w_sel_layout").select("expose-full").run()
     _no_errors(at)
-    assert _texts(at)[0] == "Step 3 / 14"
+    assert _texts(at)[0] == "Step 3 / 21"
     assert any("expose-full" in c.value.replace("\\", "") for c in at.caption)
     at.selectbox(key="w_sel_layout").select("no-breakpoints").run()
     _no_errors(at)
@@ -135,7 +135,7 @@ def test_valid_upload_is_analysed() -> None:
     )
     at.run()
     _no_errors(at)
-    assert _texts(at)[0] == "Step 1 / 14"
+    assert _texts(at)[0] == "Step 1 / 21"
 
 
 def test_unexpected_error_becomes_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,7 +159,7 @@ def test_timeline_charts_mark_the_current_step() -> None:
     at.switch_page("pages/1_Timeline.py")
     at.run()
     _no_errors(at)
-    assert _texts(at)[0] == "Step 6 / 14"
+    assert _texts(at)[0] == "Step 6 / 21"
     charts_ = at.get("plotly_chart")
     assert len(charts_) == 4
     spec = json.loads(charts_[0].proto.spec)

@@ -65,17 +65,17 @@ def upload_session(page: Page, name: str, raw: bytes) -> None:
 def test_deep_links_on_a_fresh_server(server: str, tab: Any) -> None:
     # The first requests this server ever sees.
     tab.goto(f"{server}/?step=6&session=research_agent&layout=seed")
-    indicator(tab, "Step 6 / 14")
+    indicator(tab, "Step 6 / 21")
     expect(tab.get_by_text("cached prefix:", exact=False).first).to_be_visible()
     tab.goto(f"{server}/Timeline?step=4")
-    indicator(tab, "Step 4 / 14")
+    indicator(tab, "Step 4 / 21")
     # The shared sidebar ran: a sub-page opened directly still has the selectors.
     expect(tab.locator(".st-key-w_sel_layout")).to_be_visible()
 
 
 def test_first_load(server: str, tab: Any) -> None:
     tab.goto(server)
-    indicator(tab, "Step 1 / 14")
+    indicator(tab, "Step 1 / 21")
     settle(tab)
     expect(tab.locator('[data-testid="stException"]')).to_have_count(0)
     expect(tab.get_by_text("call_tree", exact=True).first).to_be_visible()
@@ -85,24 +85,24 @@ def test_first_load(server: str, tab: Any) -> None:
 
 def test_keyboard_stepping(server: str, tab: Any) -> None:
     tab.goto(f"{server}/?step=3")
-    indicator(tab, "Step 3 / 14")
+    indicator(tab, "Step 3 / 21")
     settle(tab)
     focus_page(tab)
     tab.keyboard.press("ArrowRight")
-    indicator(tab, "Step 4 / 14")
+    indicator(tab, "Step 4 / 21")
     settle(tab)
     tab.keyboard.press("ArrowRight")
-    indicator(tab, "Step 5 / 14")
+    indicator(tab, "Step 5 / 21")
     settle(tab)
     tab.keyboard.press("ArrowLeft")
-    indicator(tab, "Step 4 / 14")
+    indicator(tab, "Step 4 / 21")
     settle(tab)
     assert "step=4" in tab.url
 
 
 def test_malformed_upload_shows_its_error(server: str, tab: Any) -> None:
     tab.goto(server)
-    indicator(tab, "Step 1 / 14")
+    indicator(tab, "Step 1 / 21")
     settle(tab)
     upload_session(tab, "broken.yaml", BAD_SESSION)
     alert = tab.locator('[data-testid="stAlertContentError"] p')
@@ -114,14 +114,14 @@ def test_malformed_upload_shows_its_error(server: str, tab: Any) -> None:
 
 def test_hostile_upload_runs_no_script(server: str, tab: Any) -> None:
     tab.goto(server)
-    indicator(tab, "Step 1 / 14")
+    indicator(tab, "Step 1 / 21")
     settle(tab)
     upload_session(tab, "hostile.yaml", hostile_session())
     tree = tab.get_by_test_id("call-tree")
     expect(tree).to_contain_text("<script>window.__pwned=1</script>", timeout=30_000)
     focus_page(tab)
     tab.keyboard.press("ArrowRight")
-    indicator(tab, "Step 2 / 14")
+    indicator(tab, "Step 2 / 21")
     expect(tab.get_by_test_id("call-tree")).to_contain_text(
         '<img src=x onerror=\\"window.__pwned=1\\">'
     )
@@ -153,12 +153,12 @@ def test_screenshot_of_each_page(server: str, tab: Any, name: str) -> None:
 
 def test_selecting_a_chart_point_moves_to_that_step(server: str, tab: Any) -> None:
     tab.goto(f"{server}/Timeline")
-    indicator(tab, "Step 1 / 14")
+    indicator(tab, "Step 1 / 21")
     bars = tab.locator(".st-key-chart_layers g.point")
     expect(bars.nth(7)).to_be_attached()
     box = bars.nth(7).bounding_box()  # the tools bar of step 8
     assert box is not None
     tab.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    indicator(tab, "Step 8 / 14")
+    indicator(tab, "Step 8 / 21")
     settle(tab)
     assert "step=8" in tab.url
