@@ -85,17 +85,34 @@ def _run(component: ContextComponent, ctx: Context) -> BlockRecord:
         text = component.build(ctx)
     except Exception as exc:  # a feature's bug is shown on its record, never hidden
         return record(BlockStatus.ERROR, error=f"{type(exc).__name__}: {exc}")
-    if text is None or not text.strip():
+    if text is None:
         return record(BlockStatus.EMPTY)
     if not isinstance(text, str):
         return record(BlockStatus.ERROR, error=f"build returned {type(text).__name__}, not str")
+    if not text.strip():
+        return record(BlockStatus.EMPTY)
     return record(BlockStatus.EMITTED, text=text)
 
 
 def assemble(registry: Registry, ctx: Context) -> Assembly:
-    """Build every component of ``registry`` against ``ctx``; records in wire order."""
+    """Build every component of ``registry`` against ``ctx``; records in wire order.
+
+    Per layer: collect, sort by ``(order, name)``, filter by condition, build.
+    A ``profile_only`` component's record is reused while the profile is the
+    same object, since nothing else it reads can have changed.
+    """
     by_name: dict[str, BlockRecord] = {}
+    memo = registry.profile_records
     for layer in Layer:
-        for component in registry.layer(layer):
-            by_name[component.name] = _run(component, ctx)
+        for component in registry.layer_view(layer):
+            if component.profile_only:
+                kept = memo.get(component.name)
+                if kept is not None and kept[0] is ctx.profile and kept[1] is component:
+                    by_name[component.name] = kept[2]
+                    continue
+                result = _run(component, ctx)
+                memo[component.name] = (ctx.profile, component, result)
+                by_name[component.name] = result
+            else:
+                by_name[component.name] = _run(component, ctx)
     return Assembly(tuple(by_name[c.name] for c in registry))

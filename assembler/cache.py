@@ -27,12 +27,13 @@ position per tool).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
 from importlib import resources
-from itertools import repeat
+from itertools import accumulate, repeat
 from typing import Any, Protocol
 
 import yaml
@@ -76,16 +77,19 @@ def by_model(entries: Sequence[Mapping[str, Any]], model: str, key: str, default
     return default if best is None else best[key]
 
 
+@cache
 def anthropic_minimum(model: str) -> int:
     rule = rules()["anthropic"]["min_cacheable_tokens"]
     return int(by_model(rule["models"], model, "tokens", rule["default"]))
 
 
+@cache
 def gemini_minimum(model: str) -> int:
     rule = rules()["gemini"]["min_cacheable_tokens"]
     return int(by_model(rule["models"], model, "tokens", rule["default"]))
 
 
+@cache
 def openai_increment(model: str) -> int:
     rule = rules()["openai"]["increment"]
     return int(by_model(rule.get("models", []), model, "value", rule["default"]))
@@ -164,6 +168,38 @@ def _seconds(d: timedelta) -> float:
 # --- segments and token counts -------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Split:
+    """A block's text cut into lines, with running character ends and token sums."""
+
+    text: str
+    lines: list[str]
+    counts: list[int]
+    ends: list[int]  # ends[i]: characters up to and including line i
+    sums: list[int]  # sums[i]: tokens up to and including line i
+
+    @property
+    def total(self) -> int:
+        return self.sums[-1] if self.sums else 0
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """A long common prefix of ``a`` and ``b`` in characters, found by galloping back
+    from the end (a lower bound: cheap when they differ only near the tail)."""
+    n = min(len(a), len(b))
+    back = 0
+    while True:
+        cut = n - back
+        if cut <= 0:
+            return 0
+        # a short look at the end of the candidate rejects most misses before the
+        # full comparison, which copies and compares the whole prefix once
+        lo = max(0, cut - 64)
+        if a[lo:cut] == b[lo:cut] and b.startswith(a if cut == len(a) else a[:cut]):
+            return cut
+        back = back * 8 if back else 256
+
+
 class Segmenter:
     """Splits block texts into lines and counts tokens per distinct line.
 
@@ -177,20 +213,47 @@ class Segmenter:
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self._counts: dict[str, int] = {}
-        self._last: dict[str, tuple[str, list[str], list[int], int]] = {}
+        self._last: dict[str, _Split] = {}
 
     def split(self, name: str, text: str) -> tuple[list[str], list[int], int]:
         last = self._last.get(name)
-        if last is not None and (last[0] is text or last[0] == text):
-            return last[1], last[2], last[3]
-        lines = text.splitlines(keepends=True) or [""]
+        if last is not None and (last.text is text or last.text == text):
+            return last.lines, last.counts, last.total
+        keep = 0
+        if last is not None:
+            # The call tree grows and releases at its tail: keep the lines of the
+            # common prefix with this block's previous text, split only the rest.
+            common = _common_prefix(last.text, text)
+            keep = bisect_right(last.ends, common)
+            # a kept line must end where it ends in the new text: at a "\n" it does
+            while keep and not last.lines[keep - 1].endswith("\n"):
+                keep -= 1
+        start = last.ends[keep - 1] if last is not None and keep else 0
+        tail = text[start:].splitlines(keepends=True)
         # -1 marks a line not seen yet; map/min/sum all run at C speed
-        counts = list(map(self._counts.get, lines, repeat(-1, len(lines))))
-        if min(counts) < 0:
-            self._fill(lines, counts)
-        total = sum(counts)
-        self._last[name] = (text, lines, counts, total)
-        return lines, counts, total
+        tail_counts = list(map(self._counts.get, tail, repeat(-1, len(tail))))
+        if tail and min(tail_counts) < 0:
+            self._fill(tail, tail_counts)
+        if last is not None and keep:
+            # extend the previous lists in place: copying them would cost O(lines)
+            # per step, and nothing holds on to a previous split
+            lines, counts, ends, sums = last.lines, last.counts, last.ends, last.sums
+            base = sums[keep - 1]
+            for lst in (lines, counts, ends, sums):
+                del lst[keep:]
+            lines.extend(tail)
+            counts.extend(tail_counts)
+            ends.extend(accumulate(map(len, tail), initial=start))
+            del ends[keep]  # accumulate's initial value
+            sums.extend(accumulate(tail_counts, initial=base))
+            del sums[keep]
+        else:
+            lines, counts = tail or [""], tail_counts or [0]
+            ends = list(accumulate(map(len, lines)))
+            sums = list(accumulate(counts))
+        split = _Split(text, lines, counts, ends, sums)
+        self._last[name] = split
+        return lines, counts, split.total
 
     def _fill(self, lines: list[str], counts: list[int]) -> None:
         count, known = self.counter.count, self._counts
@@ -204,6 +267,15 @@ class Segmenter:
 
     def tokens(self, name: str, text: str) -> int:
         return self.split(name, text)[2]
+
+    def total(self, block: WireBlock) -> int:
+        """A block's token count; the fast path when the block has not changed."""
+        if block.declared_tokens is not None:
+            return block.declared_tokens
+        last = self._last.get(block.name)
+        if last is not None and last.text is block.text:
+            return last.total
+        return self.split(block.name, block.text)[2]
 
     def block(self, block: WireBlock) -> tuple[list[str], list[int], int]:
         """A wire block's segments; a block whose content the recording lacks is one
@@ -299,7 +371,7 @@ class AnthropicSimulator:
     def request(
         self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
     ) -> CacheResult:
-        tokens = tuple(self.segmenter.block(b)[2] for b in blocks)
+        tokens = tuple(map(self.segmenter.total, blocks))
         cum: list[int] = []
         hashes: list[int] = []
         running, h = 0, hash(("anthropic", model))

@@ -190,16 +190,31 @@ class _Render:
                 _prefix.popitem(last=False)
         return text
 
-    def running(self, node: CallNode, indent: int, out: list[str]) -> None:
-        options = self.options
+    def running_header(self, node: CallNode, indent: int) -> str:
+        """A running node's own lines. Under ``expose=io`` they depend on its name
+        and input only, so they are kept from one snapshot to the next."""
+        expose = self.options.expose_of(node.function)
+        key = (node.call_id, indent, self.oid)
+        hit = _headers.get(key) if expose is Expose.IO else None
+        if hit is not None and hit[0] is node.input and hit[1] == node.function:
+            return hit[2]
         inner = indent + 2
-        expose = options.expose_of(node.function)
         body = [f"{' ' * inner}function: {name_scalar(node.function)}"]
         if node.input is not None:
             body += field_lines("input", node.input, inner)
         body.append(f"{' ' * inner}status: running")
         body += _extras(node, expose, inner)
-        out.extend(_item(body, indent))
+        text = "\n".join(_item(body, indent))
+        if expose is Expose.IO:
+            _headers[key] = (node.input, node.function, text)
+            if len(_headers) > _PREFIX_LIMIT:
+                _headers.pop(next(iter(_headers)))
+        return text
+
+    def running(self, node: CallNode, indent: int, out: list[str]) -> None:
+        options = self.options
+        inner = indent + 2
+        out.append(self.running_header(node, indent))
         last = node.children[-1] if node.children else None
         rng = options.range_of(self.frame_fn)
         running_child = last is not None and last.status is Status.RUNNING
@@ -232,6 +247,7 @@ class _Render:
 
 
 _OPTION_IDS: dict[TreeOptions, int] = {}
+_headers: dict[tuple[int, int, int], tuple[str | None, str, str]] = {}
 _PREFIX_LIMIT = 4096
 _prefix: OrderedDict[tuple[int, int, int], tuple[int, CallNode, str]] = OrderedDict()
 

@@ -7,14 +7,15 @@ the same :meth:`Registry.register` call a new feature would use.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from assembler.layers import ALLOWED_PLACEMENTS, LAYER_RANK, PLACEMENT_RANK, Layer, Placement
 
 if TYPE_CHECKING:
-    from assembler.context import Context
+    from assembler.assembly import BlockRecord
+    from assembler.context import Context, Profile
 
 Condition = Callable[["Context"], bool]
 Build = Callable[["Context"], "str | None"]
@@ -43,6 +44,9 @@ class ContextComponent:
       L1, the current user message for L2.
     - ``template`` is a human-readable description of the text ``build``
       produces, shown by the inspector; it is never sent to a model.
+    - ``profile_only`` promises that ``condition`` and ``build`` read nothing
+      but ``ctx.profile``; the assembler then reuses the record for as long as
+      the profile stays the same object (most steps of a session).
     """
 
     name: str
@@ -55,6 +59,7 @@ class ContextComponent:
     description: str = ""
     condition_text: str = "always"
     template: str = ""
+    profile_only: bool = False
 
     @property
     def where(self) -> Placement:
@@ -73,6 +78,10 @@ class Registry:
     _components: dict[str, ContextComponent] = field(default_factory=dict)
     # Sorted views, rebuilt after any change: assembly reads them on every step.
     _sorted: dict[Layer | None, list[ContextComponent]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    #: The last record of each profile-only component, with the profile it was built for.
+    profile_records: dict[str, tuple[Profile, ContextComponent, BlockRecord]] = field(
         default_factory=dict, repr=False, compare=False
     )
 
@@ -124,6 +133,7 @@ class Registry:
         placement: Placement | None = None,
         condition_text: str = "always",
         template: str = "",
+        profile_only: bool = False,
     ) -> Callable[[Build], Build]:
         """Decorator form: ``@registry.component("x", "L1", 30)`` over a build function."""
 
@@ -140,6 +150,7 @@ class Registry:
                     description=(build.__doc__ or "").strip().split("\n")[0],
                     condition_text=condition_text,
                     template=template,
+                    profile_only=profile_only,
                 )
             )
             return build
@@ -184,12 +195,17 @@ class Registry:
 
     def layer(self, layer: Layer) -> list[ContextComponent]:
         """One layer's components, sorted by ``(order, name)``."""
-        if layer not in self._sorted:
-            self._sorted[layer] = sorted(
+        return list(self.layer_view(layer))
+
+    def layer_view(self, layer: Layer) -> Sequence[ContextComponent]:
+        """``layer()`` without the copy, for the assembler's hot path. Do not mutate."""
+        view = self._sorted.get(layer)
+        if view is None:
+            view = self._sorted[layer] = sorted(
                 (c for c in self._components.values() if c.layer is layer),
                 key=lambda c: (c.order, c.name),
             )
-        return list(self._sorted[layer])
+        return view
 
     def extend(self, components: Iterable[ContextComponent]) -> None:
         for c in components:

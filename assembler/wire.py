@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from assembler.assembly import Assembly
+from assembler.assembly import Assembly, BlockStatus
 from assembler.layers import Layer, Placement
 from assembler.session import RecordedBlock
 
@@ -78,28 +78,41 @@ class Wire:
         return SEPARATOR.join(p for p in parts if p)
 
 
-def _anchor_index(blocks: Sequence[WireBlock], anchor: str) -> int | None:
-    def last(pred: Any) -> int | None:
-        found = [i for i, b in enumerate(blocks) if pred(b)]
-        return found[-1] if found else None
+def _anchor_key(block: WireBlock) -> str | None:
+    """The standard anchor a block belongs to."""
+    if block.placement is Placement.TOOLS:
+        return "tools"
+    if block.placement is Placement.SYSTEM:
+        return "system:L0" if block.layer is Layer.L0 else "system:L1"
+    if block.placement is Placement.HISTORY:
+        return "history"
+    return None
 
-    if anchor == "tools":
-        return last(lambda b: b.placement is Placement.TOOLS)
-    if anchor == "system:L0":
-        return last(lambda b: b.placement is Placement.SYSTEM and b.layer is Layer.L0)
-    if anchor == "system:L1":
-        return last(lambda b: b.placement is Placement.SYSTEM and b.layer is Layer.L1)
-    if anchor == "history":
-        return last(lambda b: b.placement is Placement.HISTORY)
-    if anchor == "last":
-        return len(blocks) - 1 if blocks else None
-    if anchor.startswith("after:"):
-        name = anchor.removeprefix("after:")
-        return last(lambda b: b.name == name)
-    raise WireError(
-        f"unknown breakpoint anchor {anchor!r}; expected one of "
-        f"{', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>'"
-    )
+
+def _anchor_indices(blocks: Sequence[WireBlock], anchors: Sequence[str]) -> set[int]:
+    """The index of the last block of each anchor, in one pass over the blocks."""
+    last: dict[str, int] = {}
+    for i, b in enumerate(blocks):
+        key = _anchor_key(b)
+        if key is not None:
+            last[key] = i
+        last["after:" + b.name] = i
+    if blocks:
+        last["last"] = len(blocks) - 1
+    found: set[int] = set()
+    for anchor in anchors:
+        if (
+            anchor not in BREAKPOINT_ANCHORS
+            and anchor != "last"
+            and not anchor.startswith("after:")
+        ):
+            raise WireError(
+                f"unknown breakpoint anchor {anchor!r}; expected one of "
+                f"{', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>'"
+            )
+        if anchor in last:
+            found.add(last[anchor])
+    return found
 
 
 def build_wire(assembly: Assembly, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> Wire:
@@ -110,19 +123,15 @@ def build_wire(assembly: Assembly, breakpoints: Sequence[str] = DEFAULT_BREAKPOI
     """
     if len(breakpoints) > MAX_BREAKPOINTS:
         raise WireError(f"at most {MAX_BREAKPOINTS} breakpoints, got {len(breakpoints)}")
-    emitted = [r for r in assembly.emitted]
-    blocks = [WireBlock(r.name, r.layer, r.placement, r.text or "", r.cacheable) for r in emitted]
+    blocks = [
+        WireBlock(r.name, r.layer, r.placement, r.text or "", r.cacheable)
+        for r in assembly.records
+        if r.status is BlockStatus.EMITTED
+    ]
     first_uncacheable = next((i for i, b in enumerate(blocks) if not b.cacheable), len(blocks))
-    marks = sorted(
-        {
-            i
-            for a in breakpoints
-            if (i := _anchor_index(blocks, a)) is not None and i < first_uncacheable
-        }
-    )
+    marks = sorted(i for i in _anchor_indices(blocks, breakpoints) if i < first_uncacheable)
     for number, index in enumerate(marks, start=1):
-        b = blocks[index]
-        blocks[index] = replace(b, breakpoint=number)
+        blocks[index] = replace(blocks[index], breakpoint=number)
     return Wire(tuple(blocks))
 
 

@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assembler.analysis import analyze
 from assembler.cache import (
@@ -273,3 +275,22 @@ def test_every_rule_names_its_source() -> None:
         for name, rule in table.items():
             assert isinstance(rule, dict), (provider, name)
             assert str(rule.get("source", "")).strip(), f"{provider}.{name} has no source"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["a\n", "bb\n", "c", "\r\n", "\r", "dd\u2028", "e f\n", "\n"]), max_size=30
+    ),
+    st.lists(st.sampled_from(["a\n", "bb\n", "c", "\r\n", "\r", "g\n", "\n"]), max_size=10),
+    st.integers(min_value=0, max_value=30),
+)
+def test_incremental_split_equals_a_fresh_split(base: list[str], tail: list[str], cut: int) -> None:
+    from assembler.cache import Segmenter
+    from assembler.tokens import TokenCounter
+
+    before = "".join(base)
+    after = "".join(base[:cut]) + "".join(tail)
+    warm = Segmenter(TokenCounter("o200k_base"))
+    warm.split("block", before)
+    assert warm.split("block", after) == Segmenter(TokenCounter("o200k_base")).split("block", after)

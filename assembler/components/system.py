@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 from assembler.components.memory import memory_block, memory_enabled
-from assembler.components.profile_memo import per_profile
 from assembler.context import Context
 from assembler.layers import Layer, Placement
 from assembler.registry import Registry
@@ -120,7 +120,6 @@ def _skills_index(ctx: Context) -> str:
     return "<skills>\nSkills you can invoke by name:\n" + "\n".join(lines) + "\n</skills>"
 
 
-@per_profile
 def _tools(ctx: Context) -> str:
     # Canonical JSON: key order and spacing fixed, so the tools prefix stays byte-stable.
     return json.dumps(
@@ -141,7 +140,8 @@ def _environment(ctx: Context) -> str:
 
 
 def register_components(registry: Registry) -> None:
-    add = registry.component
+    # Every L0 block reads the profile alone: built once per profile, not per step.
+    add = functools.partial(registry.component, profile_only=True)
     add(
         "identity",
         Layer.L0,
