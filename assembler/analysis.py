@@ -146,6 +146,48 @@ def _shared_texts(
     ]
 
 
+def _block_analyses(
+    blocks: Sequence[WireBlock],
+    result: CacheResult,
+    changes: Sequence[str],
+    prev: _Prev | None,
+    steps: Sequence[StepAnalysis],
+) -> tuple[BlockAnalysis, ...]:
+    """One record per block; an unchanged block whose cache state held reuses the
+    previous step's record (most of a long session's blocks), saving the copy."""
+    before = {b.name: b for b in steps[-1].blocks} if steps else {}
+    out: list[BlockAnalysis] = []
+    texts = _shared_texts(blocks, changes, prev)
+    for b, n, c, ch, text in zip(
+        blocks, result.block_tokens, result.block_cache, changes, texts, strict=True
+    ):
+        old = before.get(b.name)
+        if (
+            old is not None
+            and ch == "unchanged"
+            and old.change == ch
+            and old.cache == c
+            and old.tokens == n
+            and old.breakpoint == b.breakpoint
+        ):
+            out.append(old)
+            continue
+        out.append(
+            BlockAnalysis(
+                name=b.name,
+                layer=b.layer.value,
+                section=b.section,
+                tokens=n,
+                cache=c,
+                change=ch,
+                breakpoint=b.breakpoint,
+                text=text,
+                cacheable=b.cacheable,
+            )
+        )
+    return tuple(out)
+
+
 def _first_difference(blocks: Sequence[WireBlock], prev: _Prev) -> int:
     for i, b in enumerate(blocks):
         if i >= len(prev.texts):
@@ -425,27 +467,7 @@ def analyze(
                 miss=miss,
                 usd=cost.usd,
                 usd_without_cache=cost.usd_without_cache,
-                blocks=tuple(
-                    BlockAnalysis(
-                        name=b.name,
-                        layer=b.layer.value,
-                        section=b.section,
-                        tokens=n,
-                        cache=c,
-                        change=ch,
-                        breakpoint=b.breakpoint,
-                        text=text,
-                        cacheable=b.cacheable,
-                    )
-                    for b, n, c, ch, text in zip(
-                        blocks,
-                        result.block_tokens,
-                        result.block_cache,
-                        changes,
-                        _shared_texts(blocks, changes, prev),
-                        strict=True,
-                    )
-                ),
+                blocks=_block_analyses(blocks, result, changes, prev, steps),
                 measured=measured,
                 provider=prov,
                 model=mdl,
@@ -555,6 +577,41 @@ def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
     totals["hit_ratio"] = round(totals["hit_ratio"], 6)
     totals["usd"] = round(totals["usd"], 8)
     totals["usd_without_cache"] = round(totals["usd_without_cache"], 8)
+    from assembler.measured import compare_measured, measured_check_json  # imports this module
+
+    checks = {c.step: c for c in compare_measured(a)}
+    steps: list[dict[str, Any]] = []
+    measured_totals = {"steps": 0, "read": 0, "write": 0, "uncached": 0, "output": 0}
+    for s in a.steps:
+        out = step_json(s)
+        u = s.measured
+        if u is not None:
+            # the recorded keys (input, cache_read, cache_write, output) stay; the
+            # simulator's terms are added beside them
+            out["measured"] = {
+                **(out["measured"] or {}),
+                "read": u.cache_read,
+                "write": u.cache_write,
+                "uncached": u.input,
+            }
+            measured_totals["steps"] += 1
+            measured_totals["read"] += u.cache_read
+            measured_totals["write"] += u.cache_write
+            measured_totals["uncached"] += u.input
+            measured_totals["output"] += u.output
+        check = checks.get(s.step)
+        out["measured_check"] = measured_check_json(check) if check is not None else None
+        steps.append(out)
+    measured_json: dict[str, Any] | None = None
+    if measured_totals["steps"]:
+        m_total = measured_totals["read"] + measured_totals["write"] + measured_totals["uncached"]
+        measured_json = {
+            **measured_totals,
+            "tokens": m_total,
+            "hit_ratio": round(measured_totals["read"] / m_total, 6) if m_total else 0.0,
+            "agree": sum(c.agree for c in checks.values()),
+            "disagree": sum(not c.agree for c in checks.values()),
+        }
     return {
         "session": a.session,
         "layout": a.layout,
@@ -562,8 +619,10 @@ def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
         "model": a.model,
         "ttl": a.ttl,
         "approximate_tokens": a.approximate_tokens,
-        "steps": [step_json(s) for s in a.steps],
+        "steps": steps,
         "totals": totals,
+        # beside "totals", not inside: tests/test_analysis.py pins the key set of "totals"
+        "measured_totals": measured_json,
     }
 
 

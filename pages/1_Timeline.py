@@ -29,6 +29,11 @@ def body() -> None:
         f"{md(sel.session.title)} · layout **{md(sel.layout.label)}** · {md(a.provider)} · {md(a.model)}"
         + (" · token counts approximate" if a.approximate_tokens else "")
         + ". Click a point or a bar to move to that step."
+        + (
+            " Dashed lines: the usage the provider measured, over the simulated bars."
+            if any(x.measured is not None for x in a.steps)
+            else ""
+        )
     )
     info, link = st.columns([4, 1], vertical_alignment="center")
     info.subheader(f"Step {n} / {total}", anchor=False)
@@ -51,7 +56,7 @@ def body() -> None:
         charts.chart(charts.tokens_by_layer(frame, n), "chart_layers", steps, pick)
         charts.chart(charts.cumulative_cost(frame, n), "chart_cost", steps, pick)
     with right:
-        charts.chart(charts.cache_per_step(frame, n), "chart_cache", steps, pick)
+        charts.chart(charts.cache_per_step(frame, n, a), "chart_cache", steps, pick)
         charts.chart(charts.size_vs_depth(frame, n), "chart_depth", steps, pick, skip_curves=(1,))
 
 

@@ -49,7 +49,86 @@ def tokens_by_layer(frame: Any, step: int) -> go.Figure:
     return _layout(fig, "Tokens per step, by layer", "tokens")
 
 
-def cache_per_step(frame: Any, step: int) -> go.Figure:
+MEASURED_LEVELS = (
+    ("read", "measured read", "read"),
+    ("write", "measured read + written", "written"),
+    ("uncached", "measured total", "uncached"),
+)
+
+
+def measured_overlay(fig: go.Figure, analysis: Any) -> bool:
+    """Overlay the provider's measured usage on the stacked cache bars.
+
+    One dashed line with markers per level of the stack (read, read + written,
+    read + written + uncached), so a measured point sits where the simulated
+    segment ends when they agree; steps without measured usage are gaps. Steps
+    where simulated and measured classes disagree get a red ring. Returns
+    whether anything was drawn (no step carries measured usage: nothing).
+    """
+    from assembler.measured import compare_measured
+
+    steps = list(getattr(analysis, "steps", ()))
+    if not any(s.measured is not None for s in steps):
+        return False
+    xs = [s.step for s in steps]
+    level = [0] * len(steps)
+    for column, name, verb in MEASURED_LEVELS:
+        values: list[int | None] = []
+        ys: list[int | None] = []
+        for i, s in enumerate(steps):
+            u = s.measured
+            if u is None:
+                values.append(None)
+                ys.append(None)
+                continue
+            v = {"read": u.cache_read, "write": u.cache_write, "uncached": u.input}[column]
+            level[i] += v
+            values.append(v)
+            ys.append(level[i])
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                name=name,
+                mode="lines+markers",
+                connectgaps=False,
+                line={"color": CACHE_COLOURS[column], "dash": "dash", "width": 2},
+                marker={
+                    "symbol": "diamond",
+                    "size": 8,
+                    "color": CACHE_COLOURS[column],
+                    "line": {"width": 1, "color": "#1f2430"},
+                },
+                customdata=[[x, v] for x, v in zip(xs, values, strict=True)],
+                hovertemplate="step %{x}: %{customdata[1]:,} measured "
+                + verb
+                + "<extra>measured</extra>",
+            )
+        )
+    off = [c for c in compare_measured(analysis) if not c.agree]
+    if off:
+        totals = {c.step: c.measured.total for c in off}
+        fig.add_trace(
+            go.Scatter(
+                x=[c.step for c in off],
+                y=[totals[c.step] for c in off],
+                name="simulated ≠ measured",
+                mode="markers",
+                marker={
+                    "symbol": "circle-open",
+                    "size": 16,
+                    "color": "#f03e3e",
+                    "line": {"width": 2},
+                },
+                customdata=[[c.step, c.sentence] for c in off],
+                hovertemplate="%{customdata[1]}<extra></extra>",
+            )
+        )
+    return True
+
+
+def cache_per_step(frame: Any, step: int, analysis: Any | None = None) -> go.Figure:
+    """Stacked read / written / uncached bars; with ``analysis``, measured usage on top."""
     fig = go.Figure()
     for column, name in (("read", "read"), ("write", "written"), ("uncached", "uncached")):
         fig.add_bar(
@@ -61,8 +140,11 @@ def cache_per_step(frame: Any, step: int) -> go.Figure:
             hovertemplate="step %{x}: %{y:,}<extra>" + name + "</extra>",
         )
     fig.update_layout(barmode="stack")
+    title = "Cache: read / written / uncached tokens per step"
+    if analysis is not None and measured_overlay(fig, analysis):
+        title += " (dashed: measured)"
     _marker(fig, step)
-    return _layout(fig, "Cache: read / written / uncached tokens per step", "tokens")
+    return _layout(fig, title, "tokens")
 
 
 def cumulative_cost(frame: Any, step: int) -> go.Figure:
