@@ -177,10 +177,17 @@ class _Split:
     counts: list[int]
     ends: list[int]  # ends[i]: characters up to and including line i
     sums: list[int]  # sums[i]: tokens up to and including line i
+    prints: list[int]  # prints[i]: a running hash of lines 0..i
 
     @property
     def total(self) -> int:
         return self.sums[-1] if self.sums else 0
+
+    @property
+    def fingerprint(self) -> int:
+        """Identifies the text; extended line by line, so a step hashes only new lines
+        instead of the whole (possibly very long) block."""
+        return self.prints[-1] if self.prints else 0
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -237,9 +244,15 @@ class Segmenter:
         if last is not None and keep:
             # extend the previous lists in place: copying them would cost O(lines)
             # per step, and nothing holds on to a previous split
-            lines, counts, ends, sums = last.lines, last.counts, last.ends, last.sums
+            lines, counts, ends, sums, prints = (
+                last.lines,
+                last.counts,
+                last.ends,
+                last.sums,
+                last.prints,
+            )
             base = sums[keep - 1]
-            for lst in (lines, counts, ends, sums):
+            for lst in (lines, counts, ends, sums, prints):
                 del lst[keep:]
             lines.extend(tail)
             counts.extend(tail_counts)
@@ -251,7 +264,12 @@ class Segmenter:
             lines, counts = tail or [""], tail_counts or [0]
             ends = list(accumulate(map(len, lines)))
             sums = list(accumulate(counts))
-        split = _Split(text, lines, counts, ends, sums)
+            prints = []
+        h = prints[-1] if prints else 0
+        for line in lines[len(prints) :]:
+            h = hash((h, line))
+            prints.append(h)
+        split = _Split(text, lines, counts, ends, sums, prints)
         self._last[name] = split
         return lines, counts, split.total
 
@@ -270,12 +288,17 @@ class Segmenter:
 
     def total(self, block: WireBlock) -> int:
         """A block's token count; the fast path when the block has not changed."""
+        return self.measure(block)[0]
+
+    def measure(self, block: WireBlock) -> tuple[int, int]:
+        """A block's token count and content fingerprint."""
         if block.declared_tokens is not None:
-            return block.declared_tokens
+            return block.declared_tokens, hash((block.text, block.declared_tokens))
         last = self._last.get(block.name)
-        if last is not None and last.text is block.text:
-            return last.total
-        return self.split(block.name, block.text)[2]
+        if last is None or last.text is not block.text:
+            self.split(block.name, block.text)
+            last = self._last[block.name]
+        return last.total, last.fingerprint
 
     def block(self, block: WireBlock) -> tuple[list[str], list[int], int]:
         """A wire block's segments; a block whose content the recording lacks is one
@@ -371,13 +394,14 @@ class AnthropicSimulator:
     def request(
         self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
     ) -> CacheResult:
-        tokens = tuple(map(self.segmenter.total, blocks))
+        measured = list(map(self.segmenter.measure, blocks))
+        tokens = tuple(n for n, _ in measured)
         cum: list[int] = []
         hashes: list[int] = []
         running, h = 0, hash(("anthropic", model))
-        for b, n in zip(blocks, tokens, strict=True):
+        for b, (n, fingerprint) in zip(blocks, measured, strict=True):
             running += n
-            h = hash((h, b.section, b.text))
+            h = hash((h, b.section, fingerprint))
             cum.append(running)
             hashes.append(h)
         scope = store.scope("anthropic", model)

@@ -2,8 +2,9 @@
 
 Same ``(steps, seed)``, same file. The shape follows a real agent: a main loop
 of planning decisions, each dispatching a task whose agentic sub-functions nest
-up to five deep, with plain tool calls, multi-line io of realistic sizes, and
-now and then an idle gap long enough to expire a 5-minute cache.
+up to five deep, with plain tool calls, multi-line io of realistic sizes, tool
+definitions about as large as a production coding agent's, and now and then an
+idle gap long enough to expire a 5-minute cache.
 """
 
 from __future__ import annotations
@@ -133,7 +134,9 @@ def _tool(rng: random.Random, name: str) -> dict[str, Any]:
     }
     return {
         "name": name,
-        "description": " ".join(rng.choice(_WORDS) for _ in range(rng.randint(40, 90))),
+        # production agents ship long tool descriptions (usage rules, examples):
+        # 150-400 words each puts the tools at about 9,000 tokens
+        "description": " ".join(rng.choice(_WORDS) for _ in range(rng.randint(150, 400))),
         "input_schema": {"type": "object", "properties": props, "required": sorted(props)[:1]},
     }
 

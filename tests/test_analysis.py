@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assembler.analysis import (
+    ROW_COLUMNS,
     BlockAnalysis,
     Miss,
     SessionAnalysis,
@@ -240,7 +242,7 @@ def test_json_and_rows_shape(research_session: Session) -> None:
         "unchanged",
         "released",
     }
-    assert set(j["totals"]) == {
+    simulated_totals = {
         "tokens",
         "read",
         "write",
@@ -249,10 +251,30 @@ def test_json_and_rows_shape(research_session: Session) -> None:
         "usd",
         "usd_without_cache",
     }
+    # one step of the sample records the provider's usage: the measured sums join the totals
+    measured_totals = {"measured_read", "measured_write", "measured_uncached"}
+    assert set(j["totals"]) == simulated_totals | measured_totals
+    assert "measured_totals" not in j
+    recorded = [s.measured for s in a.steps if s.measured is not None]
+    assert j["totals"]["measured_read"] == sum(u.cache_read for u in recorded)
+    assert j["totals"]["measured_write"] == sum(u.cache_write for u in recorded)
+    assert j["totals"]["measured_uncached"] == sum(u.input for u in recorded)
     assert j["totals"]["tokens"] == sum(s["tokens"]["total"] for s in j["steps"])
     json.dumps(j)  # serialisable
     rows = analysis_rows(a)
     assert len(rows) == len(a.steps) and rows[1]["miss_component"] == a.steps[1].miss.component  # type: ignore[union-attr]
+    assert all(list(r) == list(ROW_COLUMNS) for r in rows)
+    measured_columns = ("measured_read", "measured_write", "measured_uncached", "measured_agree")
+    for r, s in zip(rows, a.steps, strict=True):
+        if s.measured is None:  # not recorded: the measured columns are empty
+            assert {r[c] for c in measured_columns} == {""}
+        else:
+            assert r["measured_read"] == s.measured.cache_read
+            assert r["measured_agree"] in ("yes", "no")
+    # without any measured usage, the totals have the simulated keys only
+    bare = replace(a, steps=tuple(replace(s, measured=None) for s in a.steps))
+    assert set(analysis_json(bare)["totals"]) == simulated_totals
+    assert {r[c] for r in analysis_rows(bare) for c in measured_columns} == {""}
     assert isinstance(a.steps[1].miss, Miss)
 
 

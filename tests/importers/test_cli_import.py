@@ -20,7 +20,7 @@ from assembler.session import load_session
     [
         ("claude-code", CLAUDE, ".yaml", 12),
         ("codex", CODEX, ".jsonl", 5),
-        ("requests", REQUESTS, ".yml", 4),
+        ("requests", REQUESTS, ".yml", 8),
     ],
 )
 def test_import_writes_a_session_that_loads(
@@ -52,7 +52,7 @@ def test_malformed_lines_are_a_warning_on_stderr(tmp_path: Path) -> None:
     done = cli("import", "requests", str(source), "-o", str(tmp_path / "o.yaml"))
     assert done.returncode == 0
     assert done.stderr == (
-        "warning: skipped 1 malformed line (first at line 5: not valid JSON: "
+        "warning: skipped 1 malformed line (first at line 9: not valid JSON: "
         "Unterminated string starting at)\n"
     )
 

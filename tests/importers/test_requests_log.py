@@ -32,14 +32,15 @@ def blocks(step: Step) -> tuple[RecordedBlock, ...]:
 def test_one_step_per_line_with_provider_and_model_changes(
     imported: dict[str, Any], all_steps: list[Step]
 ) -> None:
-    assert len(all_steps) == 4
+    assert len(all_steps) == 8
     got = [(s.context.profile.provider, s.context.profile.model) for s in all_steps]
     assert got == [
-        ("anthropic", "claude-sonnet-4-5"),
-        ("anthropic", "claude-sonnet-4-5"),
-        ("openai", "gpt-4.1"),
+        *[("anthropic", "claude-sonnet-4-5")] * 4,
+        *[("openai", "gpt-4.1")] * 3,
         ("openai", "gpt-5"),
     ]
+    times = [s.at for s in all_steps]
+    assert times == sorted(times)
     changes = [e for e in imported["events"] if e["type"] == "change"]
     assert [{k: v for k, v in c.items() if k != "at"} for c in changes] == [
         {"type": "change", "model": "gpt-4.1", "provider": "openai"},
@@ -49,38 +50,51 @@ def test_one_step_per_line_with_provider_and_model_changes(
 
 
 def test_anthropic_blocks_and_breakpoints_come_from_cache_control(all_steps: list[Step]) -> None:
-    b = blocks(all_steps[0])
+    b = blocks(all_steps[1])
     assert [(x.section, x.name, x.breakpoint) for x in b] == [
         ("tools", "tools[0] read_file", False),
-        ("tools", "tools[1] run_tests", True),
+        ("tools", "tools[1] edit_file", False),
+        ("tools", "tools[2] run_tests", True),
         ("system", "system[0]", True),
         ("messages", "messages[0] text", False),
         ("messages", "messages[1] tool_use", False),  # the thinking block is left out
         ("messages", "messages[2] tool_result", True),
     ]
-    assert [x.role for x in b[3:]] == ["user", "assistant", "user"]
-    assert "cache_control" not in b[1].text and json.loads(b[1].text)["name"] == "run_tests"
-    assert json.loads(b[4].text)["input"] == {"path": "daily.py"}
-    assert all_steps[0].call.usage == Usage(input=12, cache_read=2100, cache_write=0, output=40)
-    assert all_steps[0].call.output == "It compares naive dates with UTC times."
+    assert [x.role for x in b[4:]] == ["user", "assistant", "user"]
+    assert "cache_control" not in b[2].text and json.loads(b[2].text)["name"] == "run_tests"
+    assert json.loads(b[5].text)["input"] == {"path": "ledgerline/reports/daily.py"}
+    # the first request marked its only message; the second moves the marker on, same text
+    first = blocks(all_steps[0])
+    assert (first[-1].name, first[-1].breakpoint, first[-1].text) == (
+        "messages[0] text",
+        True,
+        b[4].text,
+    )
+    assert all_steps[0].call.usage == Usage(input=0, cache_read=0, cache_write=1373, output=45)
+    assert all_steps[1].call.usage == Usage(input=0, cache_read=1373, cache_write=113, output=49)
+    assert all_steps[1].call.output.startswith("daily_revenue compares o.paid_at.date()")
 
 
 def test_top_level_cache_control_marks_the_last_block(all_steps: list[Step]) -> None:
-    b = blocks(all_steps[1])
-    assert [(x.name, x.breakpoint) for x in b] == [
-        ("system[0]", False),
-        ("messages[0] text", True),
+    b = blocks(all_steps[3])
+    assert [x.name for x in b if x.breakpoint] == [
+        "tools[2] run_tests",
+        "system[0]",
+        "messages[6] tool_result",  # no marker of its own: the top-level one puts it there
     ]
     # only the 5m/1h split was given: the writes are its sum
-    assert all_steps[1].call.usage == Usage(input=0, cache_read=0, cache_write=500, output=3)
+    assert all_steps[3].call.usage == Usage(input=0, cache_read=1543, cache_write=87, output=17)
 
 
 def test_chat_usage_takes_the_cached_tokens_out_of_the_input(all_steps: list[Step]) -> None:
-    step = all_steps[2]
-    assert step.call.usage == Usage(input=1500 - 1280, cache_read=1280, cache_write=0, output=30)
+    step = all_steps[5]
+    assert step.call.usage == Usage(input=1504 - 1280, cache_read=1280, cache_write=0, output=19)
+    assert all_steps[6].call.usage == Usage(input=1529 - 1408, cache_read=1408, output=20)
     b = blocks(step)
     assert [(x.section, x.name, x.role) for x in b] == [
         ("tools", "tools[0] read_file", "user"),
+        ("tools", "tools[1] edit_file", "user"),
+        ("tools", "tools[2] run_tests", "user"),
         ("system", "system[0]", "user"),
         ("messages", "messages[0] text", "user"),
         ("messages", "messages[1] tool_call", "assistant"),
@@ -90,9 +104,10 @@ def test_chat_usage_takes_the_cached_tokens_out_of_the_input(all_steps: list[Ste
 
 
 def test_responses_usage_items_and_time_from_created_at(all_steps: list[Step]) -> None:
-    step = all_steps[3]
-    assert step.call.usage == Usage(input=2000 - 1792, cache_read=1792, cache_write=0, output=50)
-    assert step.at.isoformat() == "2026-03-12T15:06:40+00:00"
+    step = all_steps[7]
+    # below the 1,024-token minimum: nothing cached
+    assert step.call.usage == Usage(input=141, cache_read=0, cache_write=0, output=50)
+    assert step.at.isoformat() == "2026-03-12T15:26:40+00:00"
     b = blocks(step)
     assert [x.name for x in b] == [
         "tools[0] read_file",
