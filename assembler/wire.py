@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any
 
 from assembler.assembly import Assembly, BlockStatus
@@ -48,7 +47,7 @@ class WireBlock:
     declared_tokens: int | None = None  # size of content the recording lacks (no text to count)
     role: str = "user"
 
-    @cached_property
+    @property
     def section(self) -> str:
         if self.placement is Placement.TOOLS:
             return "tools"
