@@ -81,7 +81,7 @@ def body() -> None:
             icon=":material/info:",
         )
 
-    left, right = st.columns([11, 9], gap="medium")
+    left, right = st.columns([3, 2], gap="medium")
     with left:
         st.markdown("#### :material/stacks: Assembled context, in wire order")
         st.html(html.legend())
