@@ -64,6 +64,11 @@ class CallNode:
     children: tuple[CallNode, ...] = ()
     llm: tuple[LLMExchange, ...] = ()
     tools: tuple[ToolUse, ...] = ()
+    # Renderings of this (finished, immutable) node, kept with the node so they
+    # live exactly as long as it does; filled by calltree_yaml.
+    rendered: dict[tuple[int, str, int], str] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def shown_output(self) -> str | None:

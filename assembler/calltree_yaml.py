@@ -19,7 +19,6 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
-from weakref import WeakKeyDictionary
 
 from assembler.calltree import CallNode, Expose, Status, TreeOptions
 
@@ -34,8 +33,6 @@ _UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 _BLOCK_UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
 )
-
-_memo: WeakKeyDictionary[CallNode, dict[tuple[int, str, int], str]] = WeakKeyDictionary()
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -134,9 +131,7 @@ class _Render:
 
     def done(self, node: CallNode, indent: int, mode: str) -> str:
         """A finished node: ``released`` (its parent runs), ``collapsed`` or ``kept`` (io shown)."""
-        per_node = _memo.get(node)
-        if per_node is None:
-            per_node = _memo[node] = {}
+        per_node = node.rendered
         key = (indent, mode, self.oid)
         cached = per_node.get(key)
         if cached is not None:
@@ -250,6 +245,12 @@ _OPTION_IDS: dict[TreeOptions, int] = {}
 _headers: dict[tuple[int, int, int], tuple[str | None, str, str]] = {}
 _PREFIX_LIMIT = 4096
 _prefix: OrderedDict[tuple[int, int, int], tuple[int, CallNode, str]] = OrderedDict()
+
+
+def clear_caches() -> None:
+    """Forget the incremental renderings kept between snapshots (for benchmarks)."""
+    _prefix.clear()
+    _headers.clear()
 
 
 def render_call_tree(root: CallNode, options: TreeOptions, frame_function: str) -> str:

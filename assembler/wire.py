@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from assembler.assembly import Assembly, BlockStatus
+from assembler.assembly import Assembly, BlockRecord, BlockStatus
 from assembler.layers import Layer, Placement
 from assembler.session import RecordedBlock
 
@@ -36,6 +36,15 @@ class WireError(ValueError):
     pass
 
 
+#: The provider-neutral request section of each placement.
+SECTIONS = {
+    Placement.TOOLS: "tools",
+    Placement.SYSTEM: "system",
+    Placement.HISTORY: "messages",
+    Placement.USER_MESSAGE: "messages",
+}
+
+
 @dataclass(frozen=True)
 class WireBlock:
     name: str
@@ -46,12 +55,11 @@ class WireBlock:
     breakpoint: int | None = None  # 1-based number of the breakpoint placed after this block
     declared_tokens: int | None = None  # size of content the recording lacks (no text to count)
     role: str = "user"
+    section: str = field(init=False, default="")  # tools, system or messages
 
-    @property
-    def section(self) -> str:
-        if self.placement is Placement.TOOLS:
-            return "tools"
-        return "system" if self.placement is Placement.SYSTEM else "messages"
+    def __post_init__(self) -> None:
+        # stored, not a property: the simulators read it for every block of every step
+        object.__setattr__(self, "section", SECTIONS[self.placement])
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,7 @@ class Wire:
         return SEPARATOR.join(p for p in parts if p)
 
 
-def _anchor_key(block: WireBlock) -> str | None:
+def _anchor_key(block: WireBlock | BlockRecord) -> str | None:
     """The standard anchor a block belongs to."""
     if block.placement is Placement.TOOLS:
         return "tools"
@@ -89,7 +97,7 @@ def _anchor_key(block: WireBlock) -> str | None:
     return None
 
 
-def _anchor_indices(blocks: Sequence[WireBlock], anchors: Sequence[str]) -> set[int]:
+def _anchor_indices(blocks: Sequence[WireBlock | BlockRecord], anchors: Sequence[str]) -> set[int]:
     """The index of the last block of each anchor, in one pass over the blocks."""
     last: dict[str, int] = {}
     for i, b in enumerate(blocks):
@@ -123,15 +131,14 @@ def build_wire(assembly: Assembly, breakpoints: Sequence[str] = DEFAULT_BREAKPOI
     """
     if len(breakpoints) > MAX_BREAKPOINTS:
         raise WireError(f"at most {MAX_BREAKPOINTS} breakpoints, got {len(breakpoints)}")
+    records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
+    first_uncacheable = next((i for i, r in enumerate(records) if not r.cacheable), len(records))
+    marks = sorted(i for i in _anchor_indices(records, breakpoints) if i < first_uncacheable)
+    numbers = {index: number for number, index in enumerate(marks, start=1)}
     blocks = [
-        WireBlock(r.name, r.layer, r.placement, r.text or "", r.cacheable)
-        for r in assembly.records
-        if r.status is BlockStatus.EMITTED
+        WireBlock(r.name, r.layer, r.placement, r.text or "", r.cacheable, numbers.get(i))
+        for i, r in enumerate(records)
     ]
-    first_uncacheable = next((i for i, b in enumerate(blocks) if not b.cacheable), len(blocks))
-    marks = sorted(i for i in _anchor_indices(blocks, breakpoints) if i < first_uncacheable)
-    for number, index in enumerate(marks, start=1):
-        blocks[index] = replace(blocks[index], breakpoint=number)
     return Wire(tuple(blocks))
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from assembler import tokens
 from assembler.analysis import analyze
-from assembler.calltree_yaml import _memo as tree_memo  # reset between runs
+from assembler.calltree_yaml import clear_caches as clear_tree_caches
 from assembler.generator import generate_session
 from assembler.pipeline import SessionAssembler
 from assembler.session import Session, parse_session
@@ -43,7 +43,7 @@ def fresh_session(steps: int, seed: int) -> Session:
 
 def reset_memos() -> None:
     tokens.counter.cache_clear()
-    tree_memo.clear()
+    clear_tree_caches()
     gc.collect()
 
 
