@@ -3,6 +3,8 @@
 The public surface. Everything else is an implementation detail.
 """
 
+from typing import TYPE_CHECKING
+
 from assembler.assembly import Assembly, BlockRecord, BlockStatus, assemble
 from assembler.calltree import (
     CallNode,
@@ -38,17 +40,66 @@ from assembler.replay import Step, iter_steps, replay
 from assembler.session import Session, SessionError, Usage, load_session, parse_session
 from assembler.wire import Wire, WireBlock, build_wire, to_anthropic, to_openai
 
+if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
+    from assembler.analysis import (
+        BlockAnalysis,
+        Comparison,
+        Miss,
+        SessionAnalysis,
+        StepAnalysis,
+        analysis_json,
+        analysis_rows,
+        analyze,
+        compare,
+    )
+    from assembler.batch import analyze_batch
+    from assembler.cache import CacheStore
+    from assembler.generator import generate_session
+    from assembler.importers import import_file
+    from assembler.measured import compare_measured
+
+# The engine (tokens, cache simulation, prices) and the importers load on first
+# use, so that assembling a context does not pay for them.
+_LAZY = {
+    "analyze": "assembler.analysis",
+    "compare": "assembler.analysis",
+    "analysis_json": "assembler.analysis",
+    "analysis_rows": "assembler.analysis",
+    "SessionAnalysis": "assembler.analysis",
+    "StepAnalysis": "assembler.analysis",
+    "BlockAnalysis": "assembler.analysis",
+    "Miss": "assembler.analysis",
+    "Comparison": "assembler.analysis",
+    "CacheStore": "assembler.cache",
+    "compare_measured": "assembler.measured",
+    "analyze_batch": "assembler.batch",
+    "import_file": "assembler.importers",
+    "generate_session": "assembler.generator",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'assembler' has no attribute {name!r}")
+
+
 __all__ = [
     "BUILTIN_LAYOUTS",
     "Agent",
     "AssembledStep",
     "Assembly",
     "Bindings",
+    "BlockAnalysis",
     "BlockRecord",
     "BlockStatus",
+    "CacheStore",
     "CallNode",
     "CallTreeBuilder",
     "CallTreeError",
+    "Comparison",
     "Context",
     "ContextComponent",
     "ContractKind",
@@ -60,6 +111,7 @@ __all__ = [
     "LayoutError",
     "Memory",
     "MemoryState",
+    "Miss",
     "OutputContract",
     "Placement",
     "Profile",
@@ -67,11 +119,13 @@ __all__ = [
     "Registry",
     "RenderRange",
     "Session",
+    "SessionAnalysis",
     "SessionAssembler",
     "SessionError",
     "Skill",
     "Status",
     "Step",
+    "StepAnalysis",
     "Tool",
     "TreeOptions",
     "Usage",
@@ -79,10 +133,18 @@ __all__ = [
     "WireBlock",
     "WorkspaceFile",
     "always",
+    "analysis_json",
+    "analysis_rows",
+    "analyze",
+    "analyze_batch",
     "assemble",
     "build_wire",
     "builtin_layout",
+    "compare",
+    "compare_measured",
     "default_registry",
+    "generate_session",
+    "import_file",
     "iter_steps",
     "load_layout",
     "load_session",

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import assembler
+
+
+def test_every_public_name_resolves() -> None:
+    for name in assembler.__all__:
+        assert getattr(assembler, name) is not None, name
+
+
+def test_importing_the_package_does_not_load_the_engine() -> None:
+    code = "import sys, assembler; print('assembler.analysis' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
