@@ -19,12 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from assembler.importers.common import (
+    Entry,
     Events,
     Imported,
     ImporterError,
     Item,
     Record,
+    Request,
     Skipped,
+    ToolDone,
+    TurnStart,
     anthropic_usage,
     content_text,
     history_blocks,
@@ -43,35 +47,6 @@ ROOT = "claude_code_session"
 SYNTHETIC = "<synthetic>"  # locally made assistant messages (errors): never sent to the API
 TASK_TOOLS = ("Task", "Agent")
 _AGENT_ID = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
-
-
-@dataclass
-class TurnStart:
-    at: datetime
-    prompt: str
-
-
-@dataclass
-class Request:
-    at: datetime
-    line: int
-    model: str
-    history: list[Item]
-    output: list[Item] = field(default_factory=list)
-    usage: dict[str, int] | None = None
-    label: str | None = None
-
-
-@dataclass
-class ToolDone:
-    at: datetime
-    name: str
-    input: str
-    output: str
-    agent_id: str | None
-
-
-Entry = TurnStart | Request | ToolDone
 
 
 @dataclass
@@ -190,7 +165,7 @@ class _Reader:
         )
         request = self.open_requests.get(key)
         if request is None:
-            request = Request(at, rec.line, model, list(self.history), label=self.pending_label)
+            request = Request(at, model, list(self.history), label=self.pending_label)
             self.pending_label = None
             self.open_requests[key] = request
             self.transcript.entries.append(request)

@@ -18,11 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from assembler.importers.common import (
+    Entry,
     Events,
     Imported,
     Item,
     Record,
+    Request,
     Skipped,
+    ToolDone,
+    TurnStart,
     as_int,
     content_text,
     history_blocks,
@@ -41,33 +45,6 @@ AGENT = "codex"
 ROOT = "codex_session"
 OUTPUT_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 RESULT_ITEMS = ("function_call_output", "custom_tool_call_output")
-
-
-@dataclass
-class Turn:
-    at: datetime
-    prompt: str
-
-
-@dataclass
-class Request:
-    at: datetime
-    model: str
-    history: list[Item]
-    output: list[Item] = field(default_factory=list)
-    usage: dict[str, int] | None = None
-    label: str | None = None
-
-
-@dataclass
-class Tool:
-    at: datetime
-    name: str
-    input: str
-    output: str
-
-
-Entry = Turn | Request | Tool
 
 
 @dataclass
@@ -124,7 +101,7 @@ class _Reader:
         if etype == "user_message":
             self._close()
             self.explicit_turns = True
-            self.entries.append(Turn(at, content_text(payload.get("message"))))
+            self.entries.append(TurnStart(at, content_text(payload.get("message"))))
         elif etype == "token_count":
             info = payload.get("info")
             if info is None:
@@ -184,7 +161,7 @@ class _Reader:
             self.calls[payload["call_id"]] = (_call_name(payload), _call_input(payload))
         if itype in RESULT_ITEMS:
             name, args = self.calls.get(str(payload.get("call_id")), ("tool", ""))
-            self.entries.append(Tool(at, name, args, content_text(payload.get("output"))))
+            self.entries.append(ToolDone(at, name, args, content_text(payload.get("output"))))
         if itype == "message" and payload.get("role") == "user" and item is not None:
             self.user_items.append((at, item.text))
         if item is not None:
@@ -239,7 +216,7 @@ def import_codex(path: Path) -> Imported:
         # Older rollouts lack user_message events: a user message that is not
         # injected context (those start with "<") starts a turn.
         turns: list[Entry] = [
-            Turn(at, text) for at, text in reader.user_items if not text.startswith("<")
+            TurnStart(at, text) for at, text in reader.user_items if not text.startswith("<")
         ]
         entries = sorted([*turns, *entries], key=lambda e: e.at)
     prefix = infer_prefix([(r.usage, r.history) for r in requests])
@@ -248,7 +225,7 @@ def import_codex(path: Path) -> Imported:
     events.enter(entries[0].at, ROOT)
     turn, in_turn, answer = 0, False, ""
     for e in entries:
-        if isinstance(e, Turn):
+        if isinstance(e, TurnStart):
             if in_turn:
                 events.exit(events.last or e.at, answer or None)
             turn += 1
@@ -259,7 +236,7 @@ def import_codex(path: Path) -> Imported:
             turn += 1
             events.enter(e.at, f"turn_{turn}")
             in_turn = True
-        if isinstance(e, Tool):
+        if isinstance(e, ToolDone):
             events.add("tool", e.at, name=e.name, input=e.input, output=e.output)
             continue
         label = e.label

@@ -217,6 +217,43 @@ class Item:
         return {"section": "messages", "name": name, "role": self.role, "text": self.text}
 
 
+# --- what a transcript reader collects, in order ------------------------------------
+
+
+@dataclass
+class TurnStart:
+    """The user starts a turn: becomes one agentic function in the call tree."""
+
+    at: datetime
+    prompt: str
+
+
+@dataclass
+class Request:
+    """One API request: the history as sent, then what came back."""
+
+    at: datetime
+    model: str
+    history: list[Item]
+    output: list[Item] = field(default_factory=list)
+    usage: dict[str, int] | None = None
+    label: str | None = None
+
+
+@dataclass
+class ToolDone:
+    """A plain tool call with its result; ``agent_id`` links a subagent's transcript."""
+
+    at: datetime
+    name: str
+    input: str
+    output: str
+    agent_id: str | None = None
+
+
+Entry = TurnStart | Request | ToolDone
+
+
 def unrecorded_block(tokens: int, who: str = "") -> dict[str, Any]:
     """The system prompt and tools a transcript does not record, sized from usage.
 
