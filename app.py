@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import data, html, page, step
+from ui import html, page, step
 from ui.sidebar import sidebar
 
 #: Blocks that hold the call tree: the seed's one block, or split-tree's two.
@@ -23,7 +23,7 @@ def body() -> None:
     sel = sidebar()
     if sel is None:
         return
-    a = data.analysis(sel.session_key, sel.session, sel.layout, sel.provider, sel.model, sel.ttl)
+    a = sel.analysis()
     total = len(a.steps)
     if total == 0:
         st.warning("This session has no LLM calls: there is no step to show.")

@@ -13,7 +13,7 @@ def body() -> None:
     sel = sidebar()
     if sel is None:
         return
-    a = data.analysis(sel.session_key, sel.session, sel.layout, sel.provider, sel.model, sel.ttl)
+    a = sel.analysis()
     total = len(a.steps)
     if total == 0:
         st.warning("This session has no LLM calls: there is nothing to chart.")

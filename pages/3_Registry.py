@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from assembler.components import default_registry
-from ui import data, page, step
+from ui import page, step
 from ui.sidebar import sidebar
 
 EXAMPLE = '''\
@@ -39,7 +39,7 @@ def body() -> None:
     sel = sidebar()
     if sel is None:
         return
-    a = data.analysis(sel.session_key, sel.session, sel.layout, sel.provider, sel.model, sel.ttl)
+    a = sel.analysis()
     total = len(a.steps)
     n = step.current(max(1, total))
     step.write_query(n, sel.query())

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from assembler.analysis import analysis_json, analysis_rows
-from ui import data, page, step
+from ui import page, step
 from ui.html import md
 from ui.sidebar import sidebar
 
@@ -22,7 +22,7 @@ def body() -> None:
     sel = sidebar()
     if sel is None:
         return
-    a = data.analysis(sel.session_key, sel.session, sel.layout, sel.provider, sel.model, sel.ttl)
+    a = sel.analysis()
     step.write_query(None, sel.query())
     t = a.totals
     st.title(":material/savings: Savings", anchor=False)

@@ -19,6 +19,7 @@ from typing import Any
 
 import streamlit as st
 
+from assembler.analysis import SessionAnalysis, analyze
 from assembler.layouts import BUILTIN_LAYOUTS, Layout, builtin_layout, parse_layout_text
 from assembler.session import Session, parse_bytes
 
@@ -163,13 +164,12 @@ def analysis(
     provider: str | None,
     model: str | None,
     ttl: str | None,
-) -> Any:
+) -> SessionAnalysis:
     """The SessionAnalysis, computed once per input, with a progress bar while it runs."""
-    from assembler.analysis import analyze
 
     store = _analysis_store()
     key: AnalysisKey = (session_key, layout.key, provider, model, ttl)
-    items: OrderedDict[AnalysisKey, Any] = store["items"]
+    items: OrderedDict[AnalysisKey, SessionAnalysis] = store["items"]
     with store["lock"]:
         if key in items:
             items.move_to_end(key)

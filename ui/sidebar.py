@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 
+from assembler.analysis import SessionAnalysis
 from assembler.layouts import BUILTIN_LAYOUTS, LayoutError
 from assembler.session import Session, SessionError
 from ui import data
@@ -37,6 +38,12 @@ class Selection:
         provider = self.provider or self.session.profile.provider
         model = self.model or self.session.profile.model
         return f"{provider} · {model}"
+
+    def analysis(self) -> SessionAnalysis:
+        """The analysis of this choice, run once and cached (progress bar on the first run)."""
+        return data.analysis(
+            self.session_key, self.session, self.layout, self.provider, self.model, self.ttl
+        )
 
     def query(self) -> dict[str, str]:
         """The query parameters that bring this choice back (bundled sessions, built-in layouts)."""
