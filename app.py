@@ -25,11 +25,9 @@ def body() -> None:
         return
     a = sel.analysis()
     total = len(a.steps)
-    if total == 0:
-        st.warning("This session has no LLM calls: there is no step to show.")
+    n = step.follow(total, sel.query(), "This session has no LLM calls: there is no step to show.")
+    if n is None:
         return
-    n = step.current(total)
-    step.write_query(n, sel.query())
     s = a.steps[n - 1]
     approx = bool(a.approximate_tokens)
 

@@ -15,11 +15,9 @@ def body() -> None:
         return
     a = sel.analysis()
     total = len(a.steps)
-    if total == 0:
-        st.warning("This session has no LLM calls: there is nothing to chart.")
+    n = step.follow(total, sel.query(), "This session has no LLM calls: there is nothing to chart.")
+    if n is None:
         return
-    n = step.current(total)
-    step.write_query(n, sel.query())
     frame = data.step_frame(sel.session_key, sel.layout, sel.provider, sel.model, sel.ttl, a)
     steps = frame["step"].tolist()
     s = a.steps[n - 1]

@@ -94,3 +94,14 @@ def controls(step: int, total: int) -> None:
         help="Next step (→)",
         width="stretch",
     )
+
+
+def follow(steps: int, query: dict[str, str], nothing: str) -> int | None:
+    """The current step of a session with ``steps`` steps, written back to the URL;
+    ``None`` (with ``nothing`` shown) when the session has no step."""
+    if steps == 0:
+        st.warning(nothing)
+        return None
+    n = current(steps)
+    write_query(n, query)
+    return n
