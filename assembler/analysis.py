@@ -30,10 +30,12 @@ from assembler.pricing import check_model, step_cost
 from assembler.replay import Step
 from assembler.session import Exit, LLMCall, Session, Usage
 from assembler.tokens import counter, tokenizer_for
+from assembler.versions import SMALL, StoredText, TextVersions
+from assembler.versions import read as read_text
 from assembler.wire import WireBlock
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BlockAnalysis:
     name: str
     layer: str  # "L0" | "L1" | "L2"
@@ -42,11 +44,15 @@ class BlockAnalysis:
     cache: str  # "read" | "write" | "uncached"
     change: str  # "new" | "changed" | "unchanged" | "released"
     breakpoint: int | None
-    text: str
+    stored: str | StoredText  # the text, or a version kept as a delta (see versions.py)
     cacheable: bool
 
+    @property
+    def text(self) -> str:
+        return read_text(self.stored)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Miss:
     component: str
     layer: str
@@ -55,7 +61,7 @@ class Miss:
     sentence: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StepAnalysis:
     step: int
     label: str | None
@@ -93,7 +99,7 @@ class SessionAnalysis:
 # --- one step -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Prev:
     """What the previous step left behind, for change and miss detection."""
 
@@ -111,7 +117,7 @@ class _Prev:
 def _layer_tokens(blocks: Sequence[WireBlock], tokens: Sequence[int]) -> dict[str, int]:
     out = {"total": sum(tokens), "tools": 0, "L0": 0, "L1": 0, "L2": 0}
     for b, n in zip(blocks, tokens, strict=True):
-        out["tools" if b.section == "tools" else b.layer.value] += n
+        out["tools" if b.section == "tools" else b.layer] += n  # a StrEnum: "L0" == Layer.L0
     return out
 
 
@@ -130,48 +136,36 @@ def _changes(blocks: Sequence[WireBlock], prev: _Prev | None, released: bool) ->
     return tuple(out)
 
 
-def _shared_texts(
-    blocks: Sequence[WireBlock], changes: Sequence[str], prev: _Prev | None
-) -> list[str]:
-    """Block texts, reusing the previous step's string for an unchanged block.
-
-    A long session keeps every step's blocks; without this each step would hold
-    its own copy of the same system prompt.
-    """
-    if prev is None:
-        return [b.text for b in blocks]
-    return [
-        prev.by_name[b.name] if ch == "unchanged" else b.text
-        for b, ch in zip(blocks, changes, strict=True)
-    ]
-
-
 def _block_analyses(
     blocks: Sequence[WireBlock],
     result: CacheResult,
     changes: Sequence[str],
-    prev: _Prev | None,
-    steps: Sequence[StepAnalysis],
+    before: dict[str, BlockAnalysis],
+    versions: dict[str, TextVersions],
 ) -> tuple[BlockAnalysis, ...]:
-    """One record per block; an unchanged block whose cache state held reuses the
-    previous step's record (most of a long session's blocks), saving the copy."""
-    before = {b.name: b for b in steps[-1].blocks} if steps else {}
+    """One record per block. An unchanged block whose cache state held reuses the
+    previous step's record (most of a long session's blocks); an unchanged text is
+    shared with the previous step, a changed long one is kept as a delta."""
     out: list[BlockAnalysis] = []
-    texts = _shared_texts(blocks, changes, prev)
-    for b, n, c, ch, text in zip(
-        blocks, result.block_tokens, result.block_cache, changes, texts, strict=True
-    ):
+    for b, n, c, ch in zip(blocks, result.block_tokens, result.block_cache, changes, strict=True):
         old = before.get(b.name)
-        if (
-            old is not None
-            and ch == "unchanged"
-            and old.change == ch
-            and old.cache == c
-            and old.tokens == n
-            and old.breakpoint == b.breakpoint
-        ):
-            out.append(old)
-            continue
+        if old is not None and ch == "unchanged":
+            if (
+                old.change == ch
+                and old.cache == c
+                and old.tokens == n
+                and old.breakpoint == b.breakpoint
+            ):
+                out.append(old)
+                continue
+            stored = old.stored
+        elif len(b.text) < SMALL:
+            stored = b.text
+        else:
+            log = versions.get(b.name)
+            if log is None:
+                log = versions[b.name] = TextVersions()
+            stored = log.add(b.text)
         out.append(
             BlockAnalysis(
                 name=b.name,
@@ -181,7 +175,7 @@ def _block_analyses(
                 cache=c,
                 change=ch,
                 breakpoint=b.breakpoint,
-                text=text,
+                stored=stored,
                 cacheable=b.cacheable,
             )
         )
@@ -205,7 +199,7 @@ def _duration(d: timedelta) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _MissInput:
     blocks: Sequence[WireBlock]
     result: CacheResult
@@ -412,6 +406,8 @@ def analyze(
     n_steps = sum(isinstance(e, LLMCall) for e in session.events)
     steps: list[StepAnalysis] = []
     prev: _Prev | None = None
+    before: dict[str, BlockAnalysis] = {}
+    versions: dict[str, TextVersions] = {}
     for assembled in assembler:
         step = assembled.step
         prov = normalize_provider(provider or step.context.profile.provider)
@@ -467,13 +463,14 @@ def analyze(
                 miss=miss,
                 usd=cost.usd,
                 usd_without_cache=cost.usd_without_cache,
-                blocks=_block_analyses(blocks, result, changes, prev, steps),
+                blocks=_block_analyses(blocks, result, changes, before, versions),
                 measured=measured,
                 provider=prov,
                 model=mdl,
             )
         )
-        texts = tuple((b.name, b.text) for b in steps[-1].blocks)
+        texts = tuple((b.name, b.text) for b in blocks)
+        before = {b.name: b for b in steps[-1].blocks}
         prev = _Prev(
             texts, dict(texts), result.read, result.write, mdl, prov, step.at, day, step.call.index
         )

@@ -21,7 +21,7 @@ class BlockStatus(StrEnum):
     ERROR = "error"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BlockRecord:
     """What one component did in one assembly."""
 
@@ -40,7 +40,7 @@ class BlockRecord:
         return wire_section(self.placement)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Assembly:
     """One record per registered component, in wire order."""
 

@@ -40,6 +40,7 @@ import yaml
 
 from assembler.errors import UsageError
 from assembler.tokens import TokenCounter
+from assembler.versions import common_prefix
 from assembler.wire import WireBlock
 
 READ, WRITE, UNCACHED = "read", "write", "uncached"
@@ -168,7 +169,7 @@ def _seconds(d: timedelta) -> float:
 # --- segments and token counts -------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Split:
     """A block's text cut into lines, with running character ends and token sums."""
 
@@ -188,23 +189,6 @@ class _Split:
         """Identifies the text; extended line by line, so a step hashes only new lines
         instead of the whole (possibly very long) block."""
         return self.prints[-1] if self.prints else 0
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """A long common prefix of ``a`` and ``b`` in characters, found by galloping back
-    from the end (a lower bound: cheap when they differ only near the tail)."""
-    n = min(len(a), len(b))
-    back = 0
-    while True:
-        cut = n - back
-        if cut <= 0:
-            return 0
-        # a short look at the end of the candidate rejects most misses before the
-        # full comparison, which copies and compares the whole prefix once
-        lo = max(0, cut - 64)
-        if a[lo:cut] == b[lo:cut] and b.startswith(a if cut == len(a) else a[:cut]):
-            return cut
-        back = back * 8 if back else 256
 
 
 class Segmenter:
@@ -230,7 +214,7 @@ class Segmenter:
         if last is not None:
             # The call tree grows and releases at its tail: keep the lines of the
             # common prefix with this block's previous text, split only the rest.
-            common = _common_prefix(last.text, text)
+            common = common_prefix(last.text, text)
             keep = bisect_right(last.ends, common)
             # a kept line must end where it ends in the new text: at a "\n" it does
             while keep and not last.lines[keep - 1].endswith("\n"):
@@ -311,7 +295,7 @@ class Segmenter:
 # --- results and the interface ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheResult:
     total: int
     read: int
@@ -379,6 +363,10 @@ class AnthropicSimulator:
         self.lookback = int(r["lookback"]["value"])
         self.max_breakpoints = int(r["max_breakpoints"]["value"])
         self.automatic = automatic
+        # the previous request: model, blocks, tokens, running totals, prefix keys
+        self._last: (
+            tuple[str, tuple[WireBlock, ...], tuple[int, ...], list[int], list[int]] | None
+        ) = None
 
     def minimum(self, model: str) -> int:
         return anthropic_minimum(model)
@@ -391,19 +379,44 @@ class AnthropicSimulator:
                 marks = sorted([*marks, last])
         return marks[: self.max_breakpoints]
 
+    def _prefix_keys(
+        self, blocks: Sequence[WireBlock], model: str
+    ) -> tuple[tuple[int, ...], list[int], list[int]]:
+        """Per block: its tokens, the running total and the key of the prefix ending there.
+
+        The leading blocks that are the very objects of the previous request (an
+        unchanged system prompt) keep their figures; only the rest are measured.
+        """
+        same = 0
+        last = self._last
+        if last is not None and last[0] == model:
+            before = last[1]
+            n = min(len(before), len(blocks))
+            while same < n and blocks[same] is before[same]:
+                same += 1
+        if same:
+            assert last is not None
+            tokens, cum, hashes = list(last[2][:same]), last[3][:same], last[4][:same]
+            running, h = cum[-1], hashes[-1]
+        else:
+            tokens, cum, hashes = [], [], []
+            running, h = 0, hash(("anthropic", model))
+        measure = self.segmenter.measure
+        for b in blocks[same:]:
+            n, fingerprint = measure(b)
+            running += n
+            h = hash((h, b.section, fingerprint))
+            tokens.append(n)
+            cum.append(running)
+            hashes.append(h)
+        kept = tuple(tokens)
+        self._last = (model, tuple(blocks), kept, cum, hashes)
+        return kept, cum, hashes
+
     def request(
         self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
     ) -> CacheResult:
-        measured = list(map(self.segmenter.measure, blocks))
-        tokens = tuple(n for n, _ in measured)
-        cum: list[int] = []
-        hashes: list[int] = []
-        running, h = 0, hash(("anthropic", model))
-        for b, (n, fingerprint) in zip(blocks, measured, strict=True):
-            running += n
-            h = hash((h, b.section, fingerprint))
-            cum.append(running)
-            hashes.append(h)
+        tokens, cum, hashes = self._prefix_keys(blocks, model)
         scope = store.scope("anthropic", model)
         now = at.timestamp()
         minimum = self.minimum(model)

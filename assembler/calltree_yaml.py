@@ -34,6 +34,9 @@ _BLOCK_UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
 )
 
+# A line ending in a space or a tab: a literal block would drop it.
+_TRAILING_BLANK = re.compile(r"[ \t](?:\n|\Z)")
+
 
 def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
@@ -57,7 +60,7 @@ def _block_ok(text: str) -> bool:
         and not _BLOCK_UNSAFE.search(text)
         and not text[:1].isspace()
         and not text.endswith("\n\n")
-        and not any(line != line.rstrip(" \t") for line in text.split("\n"))
+        and not _TRAILING_BLANK.search(text)
     )
 
 

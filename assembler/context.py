@@ -137,7 +137,7 @@ class OutputContract:
     param: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Frame:
     """The call in progress: where it sits and what it was given."""
 
@@ -153,7 +153,7 @@ class Frame:
     memory_prefetch: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Context:
     """What every ``condition`` and ``build`` receives. Frozen."""
 

@@ -11,7 +11,7 @@ from assembler.layouts import Layout, builtin_layout
 from assembler.registry import Registry
 from assembler.replay import Step, iter_steps, tree_options
 from assembler.session import Session
-from assembler.wire import Wire, build_wire, recorded_wire
+from assembler.wire import Wire, WireBuilder, recorded_wire
 
 
 def recorded_assembly(wire: Wire) -> Assembly:
@@ -49,6 +49,7 @@ class SessionAssembler:
         self.layout = layout or builtin_layout("seed")
         self.registry = self.layout.apply(registry if registry is not None else default_registry())
         self.options = self.layout.tree_options(tree_options(session))
+        self.wire_builder = WireBuilder(self.layout.breakpoints)
 
     def steps(self) -> Iterator[Step]:
         return iter_steps(self.session, self.options)
@@ -59,7 +60,7 @@ class SessionAssembler:
             wire = recorded_wire(step.call.request)
             return AssembledStep(step, recorded_assembly(wire), wire)
         assembly = assemble(self.registry, step.context)
-        return AssembledStep(step, assembly, build_wire(assembly, self.layout.breakpoints))
+        return AssembledStep(step, assembly, self.wire_builder.build(assembly))
 
     def __iter__(self) -> Iterator[AssembledStep]:
         for step in self.steps():

@@ -26,7 +26,7 @@ from assembler.session import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     number: int  # 1-based
     label: str | None

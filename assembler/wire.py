@@ -45,7 +45,7 @@ SECTIONS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WireBlock:
     name: str
     layer: Layer
@@ -62,7 +62,7 @@ class WireBlock:
         object.__setattr__(self, "section", SECTIONS[self.placement])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Wire:
     blocks: tuple[WireBlock, ...]
 
@@ -123,23 +123,55 @@ def _anchor_indices(blocks: Sequence[WireBlock | BlockRecord], anchors: Sequence
     return found
 
 
-def build_wire(assembly: Assembly, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> Wire:
-    """Lay the emitted blocks out in wire order and mark the breakpoints.
-
-    A breakpoint goes on the last block of its anchor; anchors with no block
-    place none. Nothing at or after the first non-cacheable block is marked.
-    """
+def _marks(records: Sequence[BlockRecord], breakpoints: Sequence[str]) -> dict[int, int]:
+    """Block index → breakpoint number. A breakpoint goes on the last block of its
+    anchor; anchors with no block place none; nothing at or after the first
+    non-cacheable block is marked."""
     if len(breakpoints) > MAX_BREAKPOINTS:
         raise WireError(f"at most {MAX_BREAKPOINTS} breakpoints, got {len(breakpoints)}")
-    records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
     first_uncacheable = next((i for i, r in enumerate(records) if not r.cacheable), len(records))
     marks = sorted(i for i in _anchor_indices(records, breakpoints) if i < first_uncacheable)
-    numbers = {index: number for number, index in enumerate(marks, start=1)}
-    blocks = [
-        WireBlock(r.name, r.layer, r.placement, r.text or "", r.cacheable, numbers.get(i))
-        for i, r in enumerate(records)
-    ]
-    return Wire(tuple(blocks))
+    return {index: number for number, index in enumerate(marks, start=1)}
+
+
+class WireBuilder:
+    """Lays the emitted blocks of successive assemblies out in wire order.
+
+    For the assemblies of one registry, where a component name always has the
+    same layer, placement and cacheability: the breakpoints are worked out once
+    per set of emitted names, and a block whose record is the very object of
+    the last build (a profile-only component) keeps its :class:`WireBlock`.
+    """
+
+    def __init__(self, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> None:
+        self.breakpoints = tuple(breakpoints)
+        _marks([], self.breakpoints)  # reject a bad anchor list before the first step
+        self._marks: dict[tuple[str, ...], dict[int, int]] = {}
+        self._blocks: dict[str, tuple[BlockRecord, int | None, WireBlock]] = {}
+
+    def build(self, assembly: Assembly) -> Wire:
+        records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
+        names = tuple(r.name for r in records)
+        numbers = self._marks.get(names)
+        if numbers is None:
+            numbers = self._marks[names] = _marks(records, self.breakpoints)
+        kept = self._blocks
+        blocks: list[WireBlock] = []
+        for i, r in enumerate(records):
+            number = numbers.get(i)
+            hit = kept.get(r.name)
+            if hit is not None and hit[0] is r and hit[1] == number:
+                blocks.append(hit[2])
+                continue
+            block = WireBlock(r.name, r.layer, r.placement, r.text or "", r.cacheable, number)
+            kept[r.name] = (r, number, block)
+            blocks.append(block)
+        return Wire(tuple(blocks))
+
+
+def build_wire(assembly: Assembly, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> Wire:
+    """Lay the emitted blocks out in wire order and mark the breakpoints."""
+    return WireBuilder(breakpoints).build(assembly)
 
 
 def recorded_wire(blocks: Sequence[RecordedBlock]) -> Wire:

@@ -158,7 +158,7 @@ def test_change_in_the_middle_of_the_history(claude: SessionAnalysis) -> None:
     # Rewrite step 7's second history block: the request departs from step 6 early.
     s7 = claude.steps[6]
     blocks = list(s7.blocks)
-    blocks[2] = replace(blocks[2], text=blocks[2].text + " (edited)")
+    blocks[2] = replace(blocks[2], stored=blocks[2].text + " (edited)")
     read = sum(b.tokens for b in blocks[:2])
     edited = replace(
         s7,

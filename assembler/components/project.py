@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from datetime import date
 from zoneinfo import ZoneInfo
 
 from assembler.calltree_yaml import render_call_tree
@@ -146,7 +147,13 @@ def _deferred_catalog(ctx: Context) -> str:
 
 
 def _current_date(ctx: Context) -> str:
-    day = ctx.now.astimezone(ZoneInfo(ctx.profile.environment.timezone))
+    day = ctx.now.astimezone(ZoneInfo(ctx.profile.environment.timezone)).date()
+    return _date_sentence(day)
+
+
+@functools.lru_cache(maxsize=256)
+def _date_sentence(day: date) -> str:
+    # every step builds this block; the sentence changes once a day
     return f"Today is {day:%A}, {day:%B} {day.day}, {day.year}."
 
 

@@ -1,0 +1,95 @@
+"""Every version of a growing text, kept as deltas against the version before.
+
+The call tree is re-rendered at every step and grows at its tail, so a long
+session's analysis would otherwise hold thousands of near-identical copies
+(hundreds of megabytes at 5,000 steps). A version is stored as "the first
+``keep`` characters of the previous version, then ``tail``", with a full copy
+every few versions so that reading one back costs a bounded number of slices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Texts shorter than this are stored as they are: a delta would not pay.
+SMALL = 4096
+
+
+def common_prefix(a: str, b: str) -> int:
+    """A long common prefix of ``a`` and ``b`` in characters, found by galloping back
+    from the end (a lower bound: cheap when they differ only near the tail)."""
+    n = min(len(a), len(b))
+    back = 0
+    while True:
+        cut = n - back
+        if cut <= 0:
+            return 0
+        # a short look at the end of the candidate rejects most misses before the
+        # full comparison, which compares the whole prefix once
+        lo = max(0, cut - 64)
+        if a[lo:cut] == b[lo:cut] and b.startswith(a if cut == len(a) else a[:cut]):
+            return cut
+        back = back * 8 if back else 256
+
+
+class TextVersions:
+    """An append-only sequence of text versions; :meth:`add` returns a handle."""
+
+    def __init__(self, full_every: int = 32) -> None:
+        self.full_every = full_every
+        # per version: (keep, tail); keep < 0 marks a full copy held in tail
+        self._deltas: list[tuple[int, str]] = []
+        self._last = ""
+        self._since_full = 0
+
+    def add(self, text: str) -> StoredText | str:
+        """Keep ``text`` as the next version; a short text is returned as itself."""
+        if len(text) < SMALL:
+            return text
+        keep = common_prefix(self._last, text) if self._deltas else 0
+        if not keep or self._since_full >= self.full_every or keep < len(text) // 2:
+            self._deltas.append((-1, text))
+            self._since_full = 0
+        else:
+            self._deltas.append((keep, text[keep:]))
+            self._since_full += 1
+        self._last = text
+        return StoredText(self, len(self._deltas) - 1)
+
+    def text(self, version: int) -> str:
+        if version == len(self._deltas) - 1:
+            return self._last
+        start = version
+        while self._deltas[start][0] >= 0:
+            start -= 1
+        text = self._deltas[start][1]
+        for keep, tail in self._deltas[start + 1 : version + 1]:
+            text = text[:keep] + tail
+        return text
+
+    def __len__(self) -> int:
+        return len(self._deltas)
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class StoredText:
+    """One version of a :class:`TextVersions`, read back on demand."""
+
+    versions: TextVersions
+    version: int
+
+    def text(self) -> str:
+        return self.versions.text(self.version)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StoredText):
+            return NotImplemented
+        return self.text() == other.text()
+
+    def __hash__(self) -> int:
+        return hash(self.text())
+
+
+def read(stored: StoredText | str) -> str:
+    """The text behind a stored value."""
+    return stored if isinstance(stored, str) else stored.text()
