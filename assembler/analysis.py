@@ -24,6 +24,7 @@ from assembler.cache import (
     normalize_provider,
     simulator,
 )
+from assembler.layers import Layer
 from assembler.layouts import Layout, builtin_layout
 from assembler.pipeline import SessionAssembler
 from assembler.pricing import check_model, step_cost
@@ -103,8 +104,7 @@ class SessionAnalysis:
 class _Prev:
     """What the previous step left behind, for change and miss detection."""
 
-    texts: tuple[tuple[str, str], ...]  # (name, text) per block
-    by_name: dict[str, str]
+    blocks: tuple[WireBlock, ...]
     read: int
     write: int
     model: str
@@ -112,6 +112,9 @@ class _Prev:
     at: datetime
     day: str
     event_index: int
+
+    def text_of(self, name: str) -> str | None:
+        return next((b.text for b in self.blocks if b.name == name), None)
 
 
 def _layer_tokens(blocks: Sequence[WireBlock], tokens: Sequence[int]) -> dict[str, int]:
@@ -121,13 +124,24 @@ def _layer_tokens(blocks: Sequence[WireBlock], tokens: Sequence[int]) -> dict[st
     return out
 
 
+_LAYER_NAMES = {layer: layer.value for layer in Layer}
+
+
 def _changes(blocks: Sequence[WireBlock], prev: _Prev | None, released: bool) -> tuple[str, ...]:
+    if prev is None:
+        return ("new",) * len(blocks)
     out: list[str] = []
-    for b in blocks:
-        before = prev.by_name.get(b.name) if prev is not None else None
-        if before is None:
+    before = prev.blocks
+    for i, b in enumerate(blocks):
+        if i < len(before) and before[i] is b:  # the very block of the last step
+            out.append("unchanged")
+            continue
+        old = before[i].text if i < len(before) and before[i].name == b.name else None
+        if old is None:
+            old = prev.text_of(b.name)
+        if old is None:
             out.append("new")
-        elif before is b.text or before == b.text:
+        elif old is b.text or old == b.text:
             out.append("unchanged")
         elif released and b.name == "call_tree":
             out.append("released")
@@ -136,58 +150,65 @@ def _changes(blocks: Sequence[WireBlock], prev: _Prev | None, released: bool) ->
     return tuple(out)
 
 
-def _block_analyses(
-    blocks: Sequence[WireBlock],
-    result: CacheResult,
-    changes: Sequence[str],
-    before: dict[str, BlockAnalysis],
-    versions: dict[str, TextVersions],
-) -> tuple[BlockAnalysis, ...]:
-    """One record per block. An unchanged block whose cache state held reuses the
-    previous step's record (most of a long session's blocks); an unchanged text is
-    shared with the previous step, a changed long one is kept as a delta."""
-    out: list[BlockAnalysis] = []
-    for b, n, c, ch in zip(blocks, result.block_tokens, result.block_cache, changes, strict=True):
-        old = before.get(b.name)
-        if old is not None and ch == "unchanged":
-            if (
-                old.change == ch
-                and old.cache == c
-                and old.tokens == n
-                and old.breakpoint == b.breakpoint
-            ):
-                out.append(old)
-                continue
-            stored = old.stored
-        elif len(b.text) < SMALL:
-            stored = b.text
-        else:
-            log = versions.get(b.name)
-            if log is None:
-                log = versions[b.name] = TextVersions()
-            stored = log.add(b.text)
-        out.append(
-            BlockAnalysis(
-                name=b.name,
-                layer=b.layer.value,
-                section=b.section,
-                tokens=n,
-                cache=c,
-                change=ch,
-                breakpoint=b.breakpoint,
-                stored=stored,
-                cacheable=b.cacheable,
-            )
-        )
-    return tuple(out)
+class _BlockRecords:
+    """Block analyses shared between steps.
+
+    A block that is the very wire block of an earlier step (an unchanged system
+    prompt) in the same cache state gets the same record back, so a long
+    session holds a few records per component rather than one per step; a
+    changed long text is kept as a delta against its previous version.
+    """
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, tuple[WireBlock, dict[tuple[str, str, int], BlockAnalysis]]] = {}
+        self._versions: dict[str, TextVersions] = {}
+
+    def _stored(self, b: WireBlock) -> str | StoredText:
+        if len(b.text) < SMALL:
+            return b.text
+        log = self._versions.get(b.name)
+        if log is None:
+            log = self._versions[b.name] = TextVersions()
+        return log.add(b.text)
+
+    def analyses(
+        self, blocks: Sequence[WireBlock], result: CacheResult, changes: Sequence[str]
+    ) -> tuple[BlockAnalysis, ...]:
+        out: list[BlockAnalysis] = []
+        by_name = self._by_name
+        for b, n, c, ch in zip(
+            blocks, result.block_tokens, result.block_cache, changes, strict=True
+        ):
+            kept = by_name.get(b.name)
+            if kept is None or kept[0] is not b:
+                kept = by_name[b.name] = (b, {})
+            records = kept[1]
+            key = (c, ch, n)
+            record = records.get(key)
+            if record is None:
+                same = next(iter(records.values()), None)
+                record = records[key] = BlockAnalysis(
+                    name=b.name,
+                    layer=_LAYER_NAMES[b.layer],
+                    section=b.section,
+                    tokens=n,
+                    cache=c,
+                    change=ch,
+                    breakpoint=b.breakpoint,
+                    stored=same.stored if same is not None else self._stored(b),
+                    cacheable=b.cacheable,
+                )
+            out.append(record)
+        return tuple(out)
 
 
 def _first_difference(blocks: Sequence[WireBlock], prev: _Prev) -> int:
+    before = prev.blocks
     for i, b in enumerate(blocks):
-        if i >= len(prev.texts):
+        if i >= len(before):
             return i
-        name, text = prev.texts[i]
-        if name != b.name or not (text is b.text or text == b.text):
+        old = before[i]
+        if old is not b and (old.name != b.name or old.text != b.text):
             return i
     return len(blocks)
 
@@ -294,15 +315,15 @@ def _changed(
             f"changed because a finished call's io was released: "
             f"{lost:,} tokens after it were re-sent uncached.",
         )
-    if b.name not in prev.by_name:
+    if all(old.name != b.name for old in prev.blocks):
         return make(
             index,
             "component added",
             lost,
             f"was added: {lost:,} tokens after it were re-sent uncached.",
         )
-    if index < len(prev.texts) and prev.texts[index][0] != b.name:
-        gone = prev.texts[index][0]
+    if index < len(prev.blocks) and prev.blocks[index].name != b.name:
+        gone = prev.blocks[index].name
         if gone not in {blk.name for blk in x.blocks}:
             return Miss(
                 gone,
@@ -323,6 +344,19 @@ def _changed(
 # --- the session -----------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """What every step sent to one provider and model needs, worked out once."""
+
+    provider: str
+    model: str
+    simulator: Simulator
+    count: Callable[[str], int]
+    minimum: int
+    ttl: str  # the lifetime as shown (the rules' per-model retention for token-prefix caches)
+    write_ttl: str  # the lifetime priced for writes: only Anthropic sells 1h writes
+
+
 class _Engine:
     """Simulators, segmenters and token counters, created once per provider/encoding."""
 
@@ -330,6 +364,7 @@ class _Engine:
         self.ttl = ttl
         self._segmenters: dict[str, Segmenter] = {}
         self._sims: dict[tuple[str, str], Simulator] = {}
+        self._targets: dict[tuple[str, str], _Target] = {}
         self.approximate = False
 
     def segmenter(self, provider: str, model: str) -> Segmenter:
@@ -347,6 +382,25 @@ class _Engine:
         if sim is None:
             sim = self._sims[key] = simulator(provider, seg, self.ttl)
         return sim
+
+    def target(self, provider: str, model: str) -> _Target:
+        """``provider`` as the session or the caller names it."""
+        t = self._targets.get((provider, model))
+        if t is None:
+            prov = normalize_provider(provider)
+            sim = self.simulator(prov, model)
+            ttl = _ttl_label(sim, model)
+            t = _Target(
+                prov,
+                model,
+                sim,
+                self.segmenter(prov, model).counter.count,
+                sim.minimum(model),
+                ttl,
+                ttl if prov == "anthropic" else "5m",
+            )
+            self._targets[(provider, model)] = t
+        return t
 
 
 def _ttl_label(sim: Simulator, model: str) -> str:
@@ -406,19 +460,17 @@ def analyze(
     n_steps = sum(isinstance(e, LLMCall) for e in session.events)
     steps: list[StepAnalysis] = []
     prev: _Prev | None = None
-    before: dict[str, BlockAnalysis] = {}
-    versions: dict[str, TextVersions] = {}
+    records = _BlockRecords()
     for assembled in assembler:
         step = assembled.step
-        prov = normalize_provider(provider or step.context.profile.provider)
-        mdl = model or step.context.profile.model
-        sim = engine.simulator(prov, mdl)
+        profile = step.context.profile
+        target = engine.target(provider or profile.provider, model or profile.model)
+        prov, mdl = target.provider, target.model
         blocks = assembled.wire.blocks
-        result = sim.request(blocks, mdl, step.at, store)
+        result = target.simulator.request(blocks, mdl, step.at, store)
         released = prev is not None and exits[step.call.index] > exits[prev.event_index]
         changes = _changes(blocks, prev, released)
         day = _local_day(step)
-        effective_ttl = _ttl_label(sim, mdl)
         miss = _miss(
             _MissInput(
                 blocks,
@@ -428,15 +480,14 @@ def analyze(
                 prov,
                 step.at,
                 day,
-                sim.minimum(mdl),
+                target.minimum,
                 any(b.breakpoint is not None for b in blocks),
-                effective_ttl,
+                target.ttl,
             ),
             prev,
         )
         measured = step.call.usage
-        seg = engine.segmenter(prov, mdl)
-        output = measured.output if measured is not None else seg.counter.count(step.call.output)
+        output = measured.output if measured is not None else target.count(step.call.output)
         cost = step_cost(
             prov,
             mdl,
@@ -444,7 +495,7 @@ def analyze(
             write=result.write,
             uncached=result.uncached,
             output=output,
-            ttl=effective_ttl if prov == "anthropic" else "5m",  # only Anthropic sells 1h writes
+            ttl=target.write_ttl,
         )
         steps.append(
             StepAnalysis(
@@ -463,16 +514,21 @@ def analyze(
                 miss=miss,
                 usd=cost.usd,
                 usd_without_cache=cost.usd_without_cache,
-                blocks=_block_analyses(blocks, result, changes, before, versions),
+                blocks=records.analyses(blocks, result, changes),
                 measured=measured,
                 provider=prov,
                 model=mdl,
             )
         )
-        texts = tuple((b.name, b.text) for b in blocks)
-        before = {b.name: b for b in steps[-1].blocks}
         prev = _Prev(
-            texts, dict(texts), result.read, result.write, mdl, prov, step.at, day, step.call.index
+            tuple(blocks),
+            result.read,
+            result.write,
+            mdl,
+            prov,
+            step.at,
+            day,
+            step.call.index,
         )
         if progress is not None:
             progress(len(steps), n_steps)

@@ -65,33 +65,34 @@ class Assembly:
 
 
 def _run(component: ContextComponent, ctx: Context) -> BlockRecord:
-    def record(
-        status: BlockStatus, text: str | None = None, error: str | None = None
-    ) -> BlockRecord:
-        return BlockRecord(
-            name=component.name,
-            layer=component.layer,
-            order=component.order,
-            status=status,
-            placement=component.where,
-            cacheable=component.cacheable,
-            text=text,
-            error=error,
-        )
-
+    text: str | None = None
+    error: str | None = None
     try:
         if not component.condition(ctx):
-            return record(BlockStatus.CONDITION_FALSE)
-        text = component.build(ctx)
+            status = BlockStatus.CONDITION_FALSE
+        else:
+            built = component.build(ctx)
+            if built is None:
+                status = BlockStatus.EMPTY
+            elif not isinstance(built, str):
+                status = BlockStatus.ERROR
+                error = f"build returned {type(built).__name__}, not str"
+            elif not built or built.isspace():  # no copy of a long text, unlike strip()
+                status = BlockStatus.EMPTY
+            else:
+                status, text = BlockStatus.EMITTED, built
     except Exception as exc:  # a feature's bug is shown on its record, never hidden
-        return record(BlockStatus.ERROR, error=f"{type(exc).__name__}: {exc}")
-    if text is None:
-        return record(BlockStatus.EMPTY)
-    if not isinstance(text, str):
-        return record(BlockStatus.ERROR, error=f"build returned {type(text).__name__}, not str")
-    if not text.strip():
-        return record(BlockStatus.EMPTY)
-    return record(BlockStatus.EMITTED, text=text)
+        status, error = BlockStatus.ERROR, f"{type(exc).__name__}: {exc}"
+    return BlockRecord(
+        component.name,
+        component.layer,
+        component.order,
+        status,
+        component.where,
+        component.cacheable,
+        text,
+        error,
+    )
 
 
 def assemble(registry: Registry, ctx: Context) -> Assembly:

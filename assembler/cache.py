@@ -119,7 +119,7 @@ def openai_retention(model: str) -> Retention:
 # --- the store -------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     expires: float  # epoch seconds; refreshed on every hit
     hard_limit: float  # epoch seconds; a hit never extends past it

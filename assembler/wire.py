@@ -139,15 +139,16 @@ class WireBuilder:
 
     For the assemblies of one registry, where a component name always has the
     same layer, placement and cacheability: the breakpoints are worked out once
-    per set of emitted names, and a block whose record is the very object of
-    the last build (a profile-only component) keeps its :class:`WireBlock`.
+    per set of emitted names, and a block whose text and breakpoint are those
+    of the last build keeps its :class:`WireBlock`, so later stages can tell an
+    unchanged block by identity.
     """
 
     def __init__(self, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> None:
         self.breakpoints = tuple(breakpoints)
         _marks([], self.breakpoints)  # reject a bad anchor list before the first step
         self._marks: dict[tuple[str, ...], dict[int, int]] = {}
-        self._blocks: dict[str, tuple[BlockRecord, int | None, WireBlock]] = {}
+        self._blocks: dict[str, tuple[str, int | None, WireBlock]] = {}
 
     def build(self, assembly: Assembly) -> Wire:
         records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
@@ -159,12 +160,13 @@ class WireBuilder:
         blocks: list[WireBlock] = []
         for i, r in enumerate(records):
             number = numbers.get(i)
+            text = r.text or ""
             hit = kept.get(r.name)
-            if hit is not None and hit[0] is r and hit[1] == number:
+            if hit is not None and hit[1] == number and (hit[0] is text or hit[0] == text):
                 blocks.append(hit[2])
                 continue
-            block = WireBlock(r.name, r.layer, r.placement, r.text or "", r.cacheable, number)
-            kept[r.name] = (r, number, block)
+            block = WireBlock(r.name, r.layer, r.placement, text, r.cacheable, number)
+            kept[r.name] = (text, number, block)
             blocks.append(block)
         return Wire(tuple(blocks))
 

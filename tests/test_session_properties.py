@@ -15,9 +15,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assembler import session as session_module
 from assembler.generator import generate_session, write_session
 from assembler.replay import iter_steps
 from assembler.session import Event, Session, SessionError, parse_bytes, parse_session
@@ -95,6 +97,24 @@ def test_event_lines_point_at_the_events(steps: int, seed: int) -> None:
     lines += [json.dumps(e) for e in data["events"]]
     session = parse_session("\n".join(lines) + "\n", "x.jsonl")
     assert [e.line for e in session.events] == [i + 2 for i in range(len(session.events))]
+
+
+@settings(FAST, max_examples=25)
+@given(sample=st.tuples(st.integers(1, 4), st.integers(0, 3)), data=st.data())
+def test_libyaml_and_python_readers_agree(sample: tuple[int, int], data: st.DataObject) -> None:
+    """The fast reader gives the same data and lines, or fails where the other is asked."""
+    text = _sample(*sample)[0]
+    cut = data.draw(st.sampled_from([len(text), data.draw(st.integers(0, len(text)))]))
+    try:
+        slow = session_module._compose(session_module._Loader(text[:cut]), "x.yaml")
+    except (yaml.YAMLError, SessionError):
+        slow = None
+    try:
+        fast = session_module._compose(session_module._FastLoader(text[:cut]), "x.yaml")
+    except (yaml.YAMLError, SessionError):
+        fast = None
+    if fast is not None:  # accepted: exactly what the reference reader makes of it
+        assert fast == slow
 
 
 # --- (b) damaged text fails only with SessionError ------------------------------------
