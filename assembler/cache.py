@@ -169,26 +169,45 @@ def _seconds(d: timedelta) -> float:
 # --- segments and token counts -------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+#: Below this many characters a block is split afresh and fingerprinted by its
+#: hash: cheaper than finding what it shares with its previous text.
+SHORT_BLOCK = 2048
+
+
 class _Split:
-    """A block's text cut into lines, with running character ends and token sums."""
+    """A block's text cut into lines, with its token total and content fingerprint.
 
-    text: str
-    lines: list[str]
-    counts: list[int]
-    ends: list[int]  # ends[i]: characters up to and including line i
-    sums: list[int]  # sums[i]: tokens up to and including line i
-    prints: list[int]  # prints[i]: a running hash of lines 0..i
+    A long block also keeps running character ends, token sums and line hashes,
+    so its next text can be split from where it stops sharing lines with this one.
+    """
 
-    @property
-    def total(self) -> int:
-        return self.sums[-1] if self.sums else 0
+    __slots__ = ("counts", "ends", "fingerprint", "lines", "prints", "sums", "text", "total")
 
-    @property
-    def fingerprint(self) -> int:
-        """Identifies the text; extended line by line, so a step hashes only new lines
-        instead of the whole (possibly very long) block."""
-        return self.prints[-1] if self.prints else 0
+    def __init__(
+        self,
+        text: str,
+        lines: list[str],
+        counts: list[int],
+        ends: list[int] | None = None,  # ends[i]: characters up to and including line i
+        sums: list[int] | None = None,  # sums[i]: tokens up to and including line i
+        prints: list[int] | None = None,  # prints[i]: a running hash of lines 0..i
+    ) -> None:
+        self.text = text
+        self.lines = lines
+        self.counts = counts
+        self.ends = ends
+        self.sums = sums
+        self.prints = prints
+        if sums is None or prints is None:
+            self.total, self.fingerprint = sum(counts), hash(text)
+        else:
+            # a long block is fingerprinted line by line, so a step hashes only its
+            # new lines instead of the whole (possibly very long) text
+            self.total, self.fingerprint = sums[-1], prints[-1]
+
+
+def _chain(h: int, line: str) -> int:
+    return hash((h, line))
 
 
 class Segmenter:
@@ -210,8 +229,13 @@ class Segmenter:
         last = self._last.get(name)
         if last is not None and (last.text is text or last.text == text):
             return last.lines, last.counts, last.total
+        if len(text) < SHORT_BLOCK:
+            lines = text.splitlines(keepends=True) or [""]
+            counts = self._counts_of(lines)
+            split = self._last[name] = _Split(text, lines, counts)
+            return lines, counts, split.total
         keep = 0
-        if last is not None:
+        if last is not None and last.ends is not None:
             # The call tree grows and releases at its tail: keep the lines of the
             # common prefix with this block's previous text, split only the rest.
             common = common_prefix(last.text, text)
@@ -219,43 +243,52 @@ class Segmenter:
             # a kept line must end where it ends in the new text: at a "\n" it does
             while keep and not last.lines[keep - 1].endswith("\n"):
                 keep -= 1
-        start = last.ends[keep - 1] if last is not None and keep else 0
-        tail = text[start:].splitlines(keepends=True)
-        # -1 marks a line not seen yet; map/min/sum all run at C speed
-        tail_counts = list(map(self._counts.get, tail, repeat(-1, len(tail))))
-        if tail and min(tail_counts) < 0:
-            self._fill(tail, tail_counts)
-        if last is not None and keep:
-            # extend the previous lists in place: copying them would cost O(lines)
-            # per step, and nothing holds on to a previous split
-            lines, counts, ends, sums, prints = (
-                last.lines,
-                last.counts,
-                last.ends,
-                last.sums,
-                last.prints,
-            )
-            base = sums[keep - 1]
-            for lst in (lines, counts, ends, sums, prints):
-                del lst[keep:]
-            lines.extend(tail)
-            counts.extend(tail_counts)
-            ends.extend(accumulate(map(len, tail), initial=start))
-            del ends[keep]  # accumulate's initial value
-            sums.extend(accumulate(tail_counts, initial=base))
-            del sums[keep]
-        else:
-            lines, counts = tail or [""], tail_counts or [0]
+        if (
+            last is None
+            or last.ends is None
+            or last.sums is None
+            or last.prints is None
+            or not keep
+        ):
+            lines = text.splitlines(keepends=True)
+            counts = self._counts_of(lines)
             ends = list(accumulate(map(len, lines)))
             sums = list(accumulate(counts))
-            prints = []
-        h = prints[-1] if prints else 0
-        for line in lines[len(prints) :]:
-            h = hash((h, line))
-            prints.append(h)
-        split = _Split(text, lines, counts, ends, sums, prints)
-        self._last[name] = split
-        return lines, counts, split.total
+            prints = list(accumulate(lines, _chain, initial=0))
+            del prints[0]
+            split = self._last[name] = _Split(text, lines, counts, ends, sums, prints)
+            return lines, counts, split.total
+        # extend the previous lists in place: copying them would cost O(lines) per
+        # step, and nothing holds on to a previous split
+        lines, counts, ends, sums, prints = (
+            last.lines,
+            last.counts,
+            last.ends,
+            last.sums,
+            last.prints,
+        )
+        start = ends[keep - 1]
+        tail = text[start:].splitlines(keepends=True)
+        tail_counts = self._counts_of(tail)
+        for lst in (lines, counts, ends, sums, prints):
+            del lst[keep:]
+        lines.extend(tail)
+        counts.extend(tail_counts)
+        ends.extend(accumulate(map(len, tail), initial=start))
+        del ends[keep]  # accumulate's initial value
+        sums.extend(accumulate(tail_counts, initial=sums[-1]))
+        del sums[keep]
+        prints.extend(accumulate(tail, _chain, initial=prints[-1]))
+        del prints[keep]
+        last.__init__(text, lines, counts, ends, sums, prints)  # type: ignore[misc]
+        return lines, counts, last.total
+
+    def _counts_of(self, lines: list[str]) -> list[int]:
+        # -1 marks a line not seen yet; map and min run at C speed
+        counts = list(map(self._counts.get, lines, repeat(-1, len(lines))))
+        if counts and min(counts) < 0:
+            self._fill(lines, counts)
+        return counts
 
     def _fill(self, lines: list[str], counts: list[int]) -> None:
         count, known = self.counter.count, self._counts

@@ -16,20 +16,48 @@ SMALL = 4096
 
 
 def common_prefix(a: str, b: str) -> int:
-    """A long common prefix of ``a`` and ``b`` in characters, found by galloping back
-    from the end (a lower bound: cheap when they differ only near the tail)."""
+    """The length of the common prefix of ``a`` and ``b``.
+
+    Texts that differ near their tail are the common case, so the search gallops
+    back from the end (a short look at each candidate's last characters rejects
+    most misses before one full comparison), then narrows the last gap by
+    bisection over short slices.
+    """
+    last = _last_pair
+    if last[0] is a and last[1] is b:
+        return last[2]
     n = min(len(a), len(b))
-    back = 0
+    back, cut, hi = 0, n, n
     while True:
         cut = n - back
         if cut <= 0:
-            return 0
-        # a short look at the end of the candidate rejects most misses before the
-        # full comparison, which compares the whole prefix once
+            cut = 0
+            break
         lo = max(0, cut - 64)
         if a[lo:cut] == b[lo:cut] and b.startswith(a if cut == len(a) else a[:cut]):
-            return cut
+            break
+        hi = cut  # the texts differ before hi
         back = back * 8 if back else 256
+    while hi - cut > 64:
+        mid = (cut + hi) // 2
+        if a[cut:mid] == b[cut:mid]:
+            cut = mid
+        else:
+            hi = mid
+    while cut < hi and a[cut] == b[cut]:
+        cut += 1
+    _remember(a, b, cut)
+    return cut
+
+
+# The cache engine and the analysis both ask for the same pair (a block's previous
+# and new text) in one step: the second asks for free.
+_last_pair: tuple[str, str, int] = ("", "", 0)
+
+
+def _remember(a: str, b: str, n: int) -> None:
+    global _last_pair
+    _last_pair = (a, b, n)
 
 
 class TextVersions:

@@ -286,11 +286,16 @@ def test_every_rule_names_its_source() -> None:
     st.integers(min_value=0, max_value=30),
 )
 def test_incremental_split_equals_a_fresh_split(base: list[str], tail: list[str], cut: int) -> None:
-    from assembler.cache import Segmenter
+    from assembler.cache import SHORT_BLOCK, Segmenter
     from assembler.tokens import TokenCounter
 
-    before = "".join(base)
-    after = "".join(base[:cut]) + "".join(tail)
-    warm = Segmenter(TokenCounter("o200k_base"))
-    warm.split("block", before)
-    assert warm.split("block", after) == Segmenter(TokenCounter("o200k_base")).split("block", after)
+    for head in ("", "x" * SHORT_BLOCK + "\n"):  # short blocks, then long ones split by lines
+        before = head + "".join(base)
+        after = head + "".join(base[:cut]) + "".join(tail)
+        warm = Segmenter(TokenCounter("o200k_base"))
+        warm.split("block", before)
+        fresh = Segmenter(TokenCounter("o200k_base"))
+        assert warm.split("block", after) == fresh.split("block", after)
+        # the same text has the same fingerprint however it was reached
+        block = WireBlock("block", Layer.L1, Placement.HISTORY, after, True)
+        assert warm.measure(block) == fresh.measure(block)
