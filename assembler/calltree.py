@@ -85,17 +85,20 @@ class TreeOptions:
     default_range: RenderRange = field(default_factory=RenderRange)
     render_range: tuple[tuple[str, RenderRange], ...] = ()
 
+    # lookups for the renderer, which asks for every node of every snapshot
+    _exposes: dict[str, Expose] = field(init=False, repr=False, compare=False)
+    _ranges: dict[str, RenderRange] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # the first entry for a name wins, as it would in a scan of the tuple
+        object.__setattr__(self, "_exposes", dict(reversed(self.expose)))
+        object.__setattr__(self, "_ranges", dict(reversed(self.render_range)))
+
     def expose_of(self, function: str) -> Expose:
-        for name, value in self.expose:
-            if name == function:
-                return value
-        return self.default_expose
+        return self._exposes.get(function, self.default_expose)
 
     def range_of(self, function: str) -> RenderRange:
-        for name, value in self.render_range:
-            if name == function:
-                return value
-        return self.default_range
+        return self._ranges.get(function, self.default_range)
 
 
 class CallTreeError(ValueError):

@@ -126,11 +126,16 @@ class _Render:
 
     def __init__(self, options: TreeOptions, frame_fn: str) -> None:
         self.options = options
-        self.oid = _OPTION_IDS.setdefault(options, len(_OPTION_IDS))
         self.frame_fn = frame_fn
+        known = _last_options
+        if known[0] is options:  # every step of a session renders with the same options
+            self.oid, self.incremental = known[1], known[2]
+            return
+        self.oid = _OPTION_IDS.setdefault(options, len(_OPTION_IDS))
         self.incremental = options.default_expose is not Expose.HIDDEN and all(
             e is not Expose.HIDDEN for _, e in options.expose
         )
+        _remember_options(options, self.oid, self.incremental)
 
     def done(self, node: CallNode, indent: int, mode: str) -> str:
         """A finished node: ``released`` (its parent runs), ``collapsed`` or ``kept`` (io shown)."""
@@ -245,6 +250,14 @@ class _Render:
 
 
 _OPTION_IDS: dict[TreeOptions, int] = {}
+_last_options: tuple[TreeOptions | None, int, bool] = (None, 0, False)
+
+
+def _remember_options(options: TreeOptions, oid: int, incremental: bool) -> None:
+    global _last_options
+    _last_options = (options, oid, incremental)
+
+
 _headers: dict[tuple[int, int, int], tuple[str | None, str, str]] = {}
 _PREFIX_LIMIT = 4096
 _prefix: OrderedDict[tuple[int, int, int], tuple[int, CallNode, str]] = OrderedDict()
