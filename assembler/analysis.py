@@ -8,7 +8,9 @@ The dataclasses and function names here are a contract the app codes against.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
@@ -448,6 +450,38 @@ def analyze(
     a ``change`` event can switch the model mid-session (caches are per model).
     ``store`` lets several sessions share one cache.
     """
+    with _collector_paused():
+        return _analyze(session, layout, provider, model, ttl, progress, store)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the analysis builds its records.
+
+    A long session's analysis allocates hundreds of thousands of long-lived
+    objects and no reference cycles; the collections those allocations trigger
+    re-scan them for nothing (about a tenth of the run at 5,000 steps).
+    Reference counting frees everything as usual; the collector is switched
+    back on only if it was on, so nested or concurrent analyses end with it on.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _analyze(
+    session: Session,
+    layout: Layout | None,
+    provider: str | None,
+    model: str | None,
+    ttl: str | None,
+    progress: Callable[[int, int], None] | None,
+    store: CacheStore | None,
+) -> SessionAnalysis:
     layout = layout or builtin_layout("seed")
     ttl = ttl or layout.ttl
     first_provider = normalize_provider(provider or session.profile.provider)

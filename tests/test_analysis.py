@@ -305,3 +305,22 @@ def test_cache_accounting_holds_on_generated_sessions(
         assert s.usd <= s.usd_without_cache * 2 + 1e-12  # 1h writes cost 2x input
         written_so_far = max(written_so_far, s.read + s.write)
     assert a.steps[0].read == 0
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_analyze_leaves_the_garbage_collector_as_it_found_it(
+    research_session: Session, enabled: bool
+) -> None:
+    import gc
+
+    seen: list[bool] = []
+    (gc.enable if enabled else gc.disable)()
+    try:
+        analyze(research_session, progress=lambda done, total: seen.append(gc.isenabled()))
+        assert gc.isenabled() is enabled
+        assert seen and not any(seen)  # paused while the records are built
+        with pytest.raises(ZeroDivisionError):  # an error on the way out restores it too
+            analyze(research_session, progress=lambda done, total: 1 / 0)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
