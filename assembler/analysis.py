@@ -59,7 +59,7 @@ class BlockAnalysis:
 class Miss:
     component: str
     layer: str
-    reason: str  # content changed | expired | below minimum | model switched | io released | ...
+    reason: str  # content changed | expired | below minimum | model switched | io released | history compacted | ...
     tokens_lost: int
     sentence: str
 
@@ -234,6 +234,7 @@ class _MissInput:
     minimum: int
     has_breakpoints: bool
     ttl: str
+    compacted: bool = False  # the step is labelled as the first after a compaction
 
 
 def _miss(x: _MissInput, prev: _Prev | None) -> Miss | None:
@@ -315,6 +316,14 @@ def _changed(
             "io released",
             lost,
             f"changed because a finished call's io was released: "
+            f"{lost:,} tokens after it were re-sent uncached.",
+        )
+    if x.compacted and b.section == "messages":
+        return make(
+            index,
+            "history compacted",
+            lost,
+            f"changed because the history was compacted into a summary: "
             f"{lost:,} tokens after it were re-sent uncached.",
         )
     if all(old.name != b.name for old in prev.blocks):
@@ -517,6 +526,7 @@ def _analyze(
                 target.minimum,
                 any(b.breakpoint is not None for b in blocks),
                 target.ttl,
+                (step.label or "").startswith("compaction"),
             ),
             prev,
         )

@@ -273,3 +273,18 @@ def test_cli_reports_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str
         "write": 0,
         "uncached": 440,
     }
+
+
+def test_the_simulated_miss_after_a_compaction_says_so(
+    claude: SessionAnalysis, codex: SessionAnalysis
+) -> None:
+    for a in (claude, codex):
+        step = next(s for s in a.steps if s.label == "compaction")
+        assert step.miss is not None
+        assert (step.miss.component, step.miss.reason) == (
+            "messages[0] summary",
+            "history compacted",
+        )
+        assert step.miss.sentence.startswith(
+            "messages[0] summary (L1) changed because the history was compacted into a summary: "
+        )
