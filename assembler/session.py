@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -536,9 +536,70 @@ def _check_zone(zone: str, source: str, line: int | None) -> None:
         ) from None
 
 
-def _recorded(raw: Mapping[str, Any]) -> tuple[RecordedBlock, ...]:
+#: The request of the latest earlier llm event that has one: (event index, blocks).
+Previous = tuple[int, tuple[RecordedBlock, ...]] | None
+
+
+def _recorded(
+    raw: Mapping[str, Any], previous: Previous, source: str, line: int | None, where: str
+) -> tuple[RecordedBlock, ...]:
+    """A recorded request; ``keep: N`` starts it with the previous request's first N blocks.
+
+    Kept blocks come without their cache markers: ``breakpoints`` lists the ones
+    that carry a marker in this request. A history that only grows is thus
+    written once, not again with every request.
+    """
+    keep = raw.get("keep", 0)
+    kept: tuple[RecordedBlock, ...] = ()
+    if keep:
+        if previous is None:
+            raise SessionError(
+                source,
+                "no earlier llm event has a request to keep blocks from",
+                line=line,
+                field=f"{where}.keep",
+            )
+        at, before = previous
+        if keep > len(before):
+            raise SessionError(
+                source,
+                f"expected at most {len(before)}, the number of blocks in the request of "
+                f"events[{at}]; found {keep}",
+                line=line,
+                field=f"{where}.keep",
+            )
+        marks = raw.get("breakpoints", [])
+        for k, mark in enumerate(marks):
+            if mark >= keep:
+                raise SessionError(
+                    source,
+                    f"expected the index of a kept block (0 to {keep - 1}), found {mark}",
+                    line=line,
+                    field=f"{where}.breakpoints[{k}]",
+                )
+        marked = set(marks)
+        kept = tuple(
+            b if b.breakpoint == (k in marked) else replace(b, breakpoint=k in marked)
+            for k, b in enumerate(before[:keep])
+        )
+    elif "breakpoints" in raw:
+        raise SessionError(
+            source,
+            "breakpoints marks kept blocks; it goes with keep",
+            line=line,
+            field=f"{where}.breakpoints",
+        )
+    if not keep and not raw["blocks"]:
+        raise SessionError(
+            source,
+            "expected at least one block (or keep, to start from the previous request)",
+            line=line,
+            field=f"{where}.blocks",
+        )
     counts: dict[str, int] = {}
-    blocks = []
+    for b in kept:
+        counts[b.section] = counts.get(b.section, -1) + 1
+    blocks = list(kept)
     for b in raw["blocks"]:
         n = counts[b["section"]] = counts.get(b["section"], -1) + 1
         blocks.append(
@@ -555,7 +616,9 @@ def _recorded(raw: Mapping[str, Any]) -> tuple[RecordedBlock, ...]:
     return tuple(blocks)
 
 
-def _event(raw: Mapping[str, Any], index: int, line: int | None, source: str) -> Event:
+def _event(
+    raw: Mapping[str, Any], index: int, line: int | None, source: str, previous: Previous = None
+) -> Event:
     at = _time(raw["at"], source, line, f"events[{index}].at")
     kind = raw["type"]
     base: dict[str, Any] = {"index": index, "at": at, "line": line}
@@ -597,7 +660,9 @@ def _event(raw: Mapping[str, Any], index: int, line: int | None, source: str) ->
             output_schema=raw.get("output_schema"),
             memory_prefetch=raw.get("memory_prefetch"),
             usage=Usage(**u) if u is not None else None,
-            request=_recorded(raw["request"]) if "request" in raw else None,
+            request=_recorded(raw["request"], previous, source, line, f"events[{index}].request")
+            if "request" in raw
+            else None,
         )
     if kind == "tool":
         return ToolCall(**base, name=raw["name"], input=raw.get("input"), output=raw.get("output"))
@@ -635,16 +700,20 @@ def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = 
         )
         for name, spec in raw_session.get("functions", {}).items()
     }
-    events = tuple(
-        _event(raw, i, lines.get(("events", i)), source) for i, raw in enumerate(data["events"])
-    )
+    events: list[Event] = []
+    previous: Previous = None
+    for i, raw in enumerate(data["events"]):
+        event = _event(raw, i, lines.get(("events", i)), source, previous)
+        if isinstance(event, LLMCall) and event.request is not None:
+            previous = (i, event.request)
+        events.append(event)
     return Session(
         source=source,
         id=raw_session["id"],
         title=raw_session.get("title", raw_session["id"]),
         profile=_profile(raw_session),
         functions=functions,
-        events=events,
+        events=tuple(events),
     )
 
 

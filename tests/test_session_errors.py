@@ -445,6 +445,68 @@ CASES: list[Case] = [
         11,
         "Mars/Olympus",
     ),
+    # --- recorded requests that keep the previous request's blocks ------------------
+    Case(
+        "keep-without-an-earlier-request",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {"type": "llm", "at": T1, "request": {"keep": 1, "blocks": []}},
+        ),
+        "events[1].request.keep",
+        3,
+        "no earlier llm event has a request",
+    ),
+    Case(
+        "keep-more-blocks-than-the-previous-request-had",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {"type": "llm", "at": T1, "request": {"blocks": [{"section": "system", "text": "a"}]}},
+            {"type": "llm", "at": T2, "request": {"keep": 2, "blocks": []}},
+        ),
+        "events[2].request.keep",
+        4,
+        "expected at most 1, the number of blocks in the request of events[1]; found 2",
+    ),
+    Case(
+        "breakpoint-on-a-block-not-kept",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {"type": "llm", "at": T1, "request": {"blocks": [{"section": "system", "text": "a"}]}},
+            {"type": "llm", "at": T2, "request": {"keep": 1, "breakpoints": [0, 1], "blocks": []}},
+        ),
+        "events[2].request.breakpoints[1]",
+        4,
+        "expected the index of a kept block (0 to 0), found 1",
+    ),
+    Case(
+        "breakpoints-without-keep",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {
+                "type": "llm",
+                "at": T1,
+                "request": {"breakpoints": [0], "blocks": [{"section": "system"}]},
+            },
+        ),
+        "events[1].request.breakpoints",
+        3,
+        "it goes with keep",
+    ),
+    Case(
+        "request-with-no-blocks",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {"type": "llm", "at": T1, "request": {"blocks": []}},
+        ),
+        "events[1].request.blocks",
+        3,
+        "expected at least one block",
+    ),
 ]
 
 

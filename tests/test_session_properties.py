@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from assembler import session as session_module
 from assembler.generator import generate_session, write_session
+from assembler.importers.common import compact_requests
 from assembler.replay import iter_steps
 from assembler.session import Event, Session, SessionError, parse_bytes, parse_session
 
@@ -115,6 +116,60 @@ def test_libyaml_and_python_readers_agree(sample: tuple[int, int], data: st.Data
         fast = None
     if fast is not None:  # accepted: exactly what the reference reader makes of it
         assert fast == slow
+
+
+BLOCK = st.fixed_dictionaries(
+    {"section": st.sampled_from(["tools", "system", "messages"])},
+    optional={
+        "text": st.sampled_from(["a", "b", "a\nb", ""]),
+        "role": st.sampled_from(["user", "assistant"]),
+        "breakpoint": st.booleans(),
+        "tokens": st.integers(0, 3),
+    },
+)
+
+
+@settings(FAST, max_examples=60)
+@given(
+    first=st.lists(BLOCK, min_size=1, max_size=6),
+    edits=st.lists(st.tuples(st.integers(0, 8), st.lists(BLOCK, max_size=4)), max_size=6),
+    marks=st.lists(st.booleans(), max_size=12),
+)
+def test_compacted_requests_read_back_as_written(
+    first: list[dict[str, Any]],
+    edits: list[tuple[int, list[dict[str, Any]]]],
+    marks: list[bool],
+) -> None:
+    """Requests written as keep + new blocks read back exactly as the full requests."""
+    requests = [first]
+    for cut, new in edits:
+        # the history grows at its tail; cache markers move from request to request
+        kept = [{**b, "breakpoint": m} for b, m in zip(requests[-1][:cut], marks, strict=False)]
+        requests.append((kept + new) or new or first)
+    events: list[dict[str, Any]] = [
+        {"type": "enter", "at": "2026-01-01T00:00:00Z", "function": "f"}
+    ]
+    events += [
+        {"type": "llm", "at": "2026-01-01T00:00:01Z", "request": {"blocks": blocks}}
+        for blocks in requests
+    ]
+    header = {
+        "format": "context-session/1",
+        "session": {
+            "id": "s",
+            "agent": {"name": "a"},
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+        },
+    }
+
+    def read(evs: list[dict[str, Any]]) -> list[Any]:
+        text = "\n".join(json.dumps(x) for x in [header, *evs]) + "\n"
+        return [e.request for e in parse_session(text, "x.jsonl").events[1:]]
+
+    compacted = compact_requests(events)
+    assert read(compacted) == read(events)
+    assert len(json.dumps(compacted)) <= len(json.dumps(events)) + 40 * len(requests)
 
 
 # --- (b) damaged text fails only with SessionError ------------------------------------

@@ -346,6 +346,40 @@ class Events:
             self.exit(at)
 
 
+def _same_but_marker(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return {k: v for k, v in a.items() if k != "breakpoint"} == {
+        k: v for k, v in b.items() if k != "breakpoint"
+    }
+
+
+def compact_requests(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Write each recorded request as ``keep`` (the blocks it shares with the previous
+    request) plus its new blocks, so a long transcript's history is written once
+    instead of once per request. Reading the session expands them again."""
+    out: list[dict[str, Any]] = []
+    before: list[dict[str, Any]] | None = None
+    for event in events:
+        request = event.get("request") if event.get("type") == "llm" else None
+        if request is None or "keep" in request:
+            out.append(event)
+            continue
+        blocks: list[dict[str, Any]] = request["blocks"]
+        keep = 0
+        if before is not None:
+            limit = min(len(before), len(blocks))
+            while keep < limit and _same_but_marker(before[keep], blocks[keep]):
+                keep += 1
+        if keep:
+            compact: dict[str, Any] = {"keep": keep, "blocks": blocks[keep:]}
+            marks = [k for k in range(keep) if blocks[k].get("breakpoint")]
+            if marks:
+                compact["breakpoints"] = marks
+            event = {**event, "request": compact}
+        out.append(event)
+        before = blocks
+    return out
+
+
 def session_doc(
     *,
     id: str,
@@ -366,7 +400,7 @@ def session_doc(
         session["title"] = title
     if environment:
         session["environment"] = dict(environment)
-    return {"format": FORMAT, "session": session, "events": events}
+    return {"format": FORMAT, "session": session, "events": compact_requests(events)}
 
 
 @dataclass(frozen=True)

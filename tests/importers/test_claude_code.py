@@ -299,3 +299,20 @@ def test_a_transcript_without_requests_is_an_error(tmp_path: Path) -> None:
     )
     with pytest.raises(ImporterError, match="no API request found"):
         import_file("claude-code", path)
+
+
+def test_the_history_is_written_once_not_once_per_request(
+    imported: dict[str, Any], all_steps: list[Step]
+) -> None:
+    llm = [e for e in imported["events"] if e["type"] == "llm"]
+    keeps = [e["request"].get("keep", 0) for e in llm]
+    # a request starts from the previous one's blocks unless that one was another
+    # agent's (the subagent's requests interleave with the main agent's)
+    assert keeps == [0, 2, 0, 2, 0, 7, 9, 11, 13, 15, 18, 1]
+    # each request lists only what it adds; read back, it is the whole request again
+    written = sum(len(e["request"]["blocks"]) for e in llm)
+    read_back = sum(len(s.call.request or ()) for s in all_steps)
+    assert written < read_back / 2
+    before_compaction = all_steps[-2].call.request
+    assert before_compaction is not None and len(before_compaction) == 18 + 2
+    assert [b.name for b in before_compaction][:2] == ["unrecorded prefix", "messages[0] text"]
