@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
 from importlib import resources
-from itertools import accumulate, repeat
+from itertools import accumulate, compress, repeat
+from operator import not_
 from typing import Any, Protocol
 
 import yaml
@@ -108,6 +109,7 @@ class Retention:
         return cls(ttl, timedelta.max)
 
 
+@cache
 def openai_retention(model: str) -> Retention:
     rule = rules()["openai"]["retention"]
     default = rule["default"]
@@ -119,14 +121,61 @@ def openai_retention(model: str) -> Retention:
 # --- the store -------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Entry:
-    expires: float  # epoch seconds; refreshed on every hit
-    hard_limit: float  # epoch seconds; a hit never extends past it
-    tokens: int
-
-
 ALIVE, EXPIRED, MISSING = 0, 1, 2
+_NEVER = -1.0  # the expiry read for a key never written
+
+
+class Scope:
+    """The entries of one cache: key → expiry, key → the hard limit a hit never
+    extends past (epoch seconds). Two flat maps rather than an object per entry,
+    so a request's thousands of segment keys are looked up and written with
+    C-level ``map`` / ``update`` calls."""
+
+    __slots__ = ("expires", "hard")
+
+    def __init__(self) -> None:
+        self.expires: dict[int, float] = {}
+        self.hard: dict[int, float] = {}
+
+    def state(self, key: int, now: float) -> int:
+        expires = self.expires.get(key)
+        if expires is None:
+            return MISSING
+        return ALIVE if expires > now else EXPIRED
+
+    def put(self, key: int, now: float, ret: Retention) -> None:
+        """Write or refresh: lifetime counted from the start of the request."""
+        self.put_all([key], [self.expires.get(key, _NEVER) > now], now, ret)
+
+    def put_all(self, keys: list[int], alive: list[bool], now: float, ret: Retention) -> None:
+        """:meth:`put` for every key; ``alive[i]``: ``keys[i]`` is alive at ``now``.
+
+        An alive entry is refreshed up to its hard limit; any other is written anew.
+        """
+        until, age = now + _seconds(ret.idle), _seconds(ret.max_age)
+        try:
+            first_dead = alive.index(False)
+        except ValueError:
+            first_dead = len(alive)
+        if True not in alive[first_dead:]:  # the usual shape: an alive prefix, then the rest
+            fresh, kept = keys[first_dead:], keys[:first_dead]
+        else:
+            fresh, kept = list(compress(keys, map(not_, alive))), list(compress(keys, alive))
+        expires, hard = self.expires, self.hard
+        if fresh:
+            limit = now + age
+            hard.update(zip(fresh, repeat(limit)))
+            expires.update(zip(fresh, repeat(min(until, limit))))
+        if kept:
+            if age >= _FOREVER:
+                expires.update(zip(kept, repeat(until)))
+            else:
+                expires.update(
+                    zip(kept, map(min, repeat(until), map(hard.__getitem__, kept)), strict=True)
+                )
+
+    def __len__(self) -> int:
+        return len(self.expires)
 
 
 class CacheStore:
@@ -136,34 +185,23 @@ class CacheStore:
     """
 
     def __init__(self) -> None:
-        self._scopes: dict[tuple[str, ...], dict[int, _Entry]] = {}
+        self._scopes: dict[tuple[str, ...], Scope] = {}
 
-    def scope(self, *key: str) -> dict[int, _Entry]:
-        return self._scopes.setdefault(key, {})
-
-    @staticmethod
-    def state(scope: Mapping[int, _Entry], key: int, now: float) -> int:
-        entry = scope.get(key)
-        if entry is None:
-            return MISSING
-        return ALIVE if entry.expires > now else EXPIRED
-
-    @staticmethod
-    def put(scope: dict[int, _Entry], key: int, now: float, ret: Retention, tokens: int) -> None:
-        """Write or refresh: lifetime counted from the start of the request."""
-        entry = scope.get(key)
-        if entry is not None and entry.expires > now:
-            entry.expires = min(now + _seconds(ret.idle), entry.hard_limit)
-            return
-        limit = now + _seconds(ret.max_age)
-        scope[key] = _Entry(min(now + _seconds(ret.idle), limit), limit, tokens)
+    def scope(self, *key: str) -> Scope:
+        scope = self._scopes.get(key)
+        if scope is None:
+            scope = self._scopes[key] = Scope()
+        return scope
 
     def __len__(self) -> int:
         return sum(len(s) for s in self._scopes.values())
 
 
+_FOREVER = 1e18
+
+
 def _seconds(d: timedelta) -> float:
-    return 1e18 if d == timedelta.max else d.total_seconds()
+    return _FOREVER if d == timedelta.max else d.total_seconds()
 
 
 # --- segments and token counts -------------------------------------------------------
@@ -181,7 +219,17 @@ class _Split:
     so its next text can be split from where it stops sharing lines with this one.
     """
 
-    __slots__ = ("counts", "ends", "fingerprint", "lines", "prints", "sums", "text", "total")
+    __slots__ = (
+        "counts",
+        "ends",
+        "fingerprint",
+        "line_prints",
+        "lines",
+        "prints",
+        "sums",
+        "text",
+        "total",
+    )
 
     def __init__(
         self,
@@ -198,6 +246,7 @@ class _Split:
         self.ends = ends
         self.sums = sums
         self.prints = prints
+        self.line_prints = prints  # a short block's are worked out when first asked for
         if sums is None or prints is None:
             self.total, self.fingerprint = sum(counts), hash(text)
         else:
@@ -316,6 +365,20 @@ class Segmenter:
             self.split(block.name, block.text)
             last = self._last[block.name]
         return last.total, last.fingerprint
+
+    def segments(self, block: WireBlock) -> tuple[list[int], list[int], int]:
+        """A wire block's token count per line, the running hash of its lines (entry
+        ``i`` identifies lines ``0..i``) and its total; a block whose content the
+        recording lacks is one segment of its declared size."""
+        if block.declared_tokens is not None:
+            n = block.declared_tokens
+            return [n], [hash((block.text, n))], n
+        self.split(block.name, block.text)
+        split = self._last[block.name]
+        prints = split.line_prints
+        if prints is None:
+            prints = split.line_prints = list(accumulate(split.lines, _chain, initial=0))[1:]
+        return split.counts, prints, split.total
 
     def block(self, block: WireBlock) -> tuple[list[str], list[int], int]:
         """A wire block's segments; a block whose content the recording lacks is one
@@ -458,7 +521,7 @@ class AnthropicSimulator:
         hit, expired_at = -1, -1
         for mark in eligible:
             for pos in range(mark, max(-1, mark - self.lookback), -1):
-                state = CacheStore.state(scope, hashes[pos], now)
+                state = scope.state(hashes[pos], now)
                 if state == ALIVE:
                     hit = max(hit, pos)
                     break
@@ -466,11 +529,11 @@ class AnthropicSimulator:
                     expired_at = max(expired_at, pos)
         read = cum[hit] if hit >= 0 else 0
         if hit >= 0:  # every hit refreshes the entry's lifetime
-            CacheStore.put(scope, hashes[hit], now, self.retention, read)
+            scope.put(hashes[hit], now, self.retention)
         last_written = hit
         for mark in eligible:
-            if mark > hit or CacheStore.state(scope, hashes[mark], now) == ALIVE:
-                CacheStore.put(scope, hashes[mark], now, self.retention, cum[mark])
+            if mark > hit or scope.state(hashes[mark], now) == ALIVE:
+                scope.put(hashes[mark], now, self.retention)
             if mark > hit:
                 last_written = mark
         write = cum[last_written] - read if last_written > hit else 0
@@ -540,36 +603,36 @@ class TokenPrefixSimulator:
     ) -> CacheResult:
         scope = store.scope(self.provider, model, self.cache_key)
         now = at.timestamp()
-        get = scope.get
-        hashes: list[int] = []
-        cums: list[int] = []
+        keys: list[int] = []  # one per segment (line): identifies the prefix ending there
+        cums: list[int] = []  # tokens up to and including each segment
         block_tokens: list[int] = []
-        h, running, matched, matching, expired = hash((self.provider, model)), 0, 0, True, False
+        h, running = hash((self.provider, model)), 0
         for b in blocks:
-            lines, counts, total_b = self.segmenter.block(b)
-            h = hash((h, b.section))
-            for line, n in zip(lines, counts, strict=True):
-                h = hash((h, line))
-                running += n
-                hashes.append(h)
-                cums.append(running)
-                if matching:
-                    entry = get(h)
-                    if entry is not None and entry.expires > now:
-                        matched = running
-                    else:
-                        matching = False
-                        expired = entry is not None
+            counts, prints, total_b = self.segmenter.segments(b)
+            start = hash((h, b.section))
+            # line i's key: everything before this block, its section, its lines 0..i;
+            # built with C-level map/accumulate, as the request may have thousands of lines
+            keys.extend(map(hash, zip(repeat(start), prints)))
+            sums = accumulate(counts, initial=running)
+            next(sums)
+            cums.extend(sums)
+            running += total_b
+            h = keys[-1] if prints else start
             block_tokens.append(total_b)
+        expires = list(map(scope.expires.get, keys, repeat(_NEVER)))
+        alive = list(map(now.__lt__, expires))
+        try:
+            first_dead = alive.index(False)
+        except ValueError:
+            first_dead = len(keys)
+        matched = cums[first_dead - 1] if first_dead else 0
+        expired = first_dead < len(keys) and expires[first_dead] != _NEVER
         minimum, unit = self.minimum(model), self.unit_for(model)
         total = running
         read = self._floor(matched, minimum, unit)
         write = max(0, self._floor(total, minimum, unit) - read)
         if total >= minimum:
-            ret = self.retention_for(model)
-            put = CacheStore.put
-            for key, n in zip(hashes, cums, strict=True):
-                put(scope, key, now, ret, n)
+            scope.put_all(keys, alive, now, self.retention_for(model))
         states, full = _block_states(block_tokens, read, write)
         return CacheResult(
             total=total,
