@@ -27,14 +27,15 @@ position per tool).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
 from importlib import resources
-from itertools import accumulate, compress, repeat
-from operator import not_
+from itertools import accumulate, repeat
+from math import inf
+from operator import neg
 from typing import Any, Protocol
 
 import yaml
@@ -125,17 +126,49 @@ ALIVE, EXPIRED, MISSING = 0, 1, 2
 _NEVER = -1.0  # the expiry read for a key never written
 
 
+class _Path:
+    """The segment keys of the latest request written to a scope, kept lazily.
+
+    That request touched every key on it at ``touched`` with lifetime ``idle``,
+    so key ``i``'s entry expires at ``min(touched + idle, hard[i])``; the maps
+    get a key's state only when a later request leaves the key behind. A
+    request that shares most of its prefix with the one before (a history
+    growing at its tail) then costs only its new segments.
+    """
+
+    __slots__ = ("floor", "hard", "idle", "keys", "touched")
+
+    def __init__(
+        self, keys: list[int], hard: list[float], floor: list[float], touched: float, idle: float
+    ) -> None:
+        self.keys = keys
+        self.hard = hard  # hard[i]: key i's hard limit
+        self.floor = floor  # floor[i] = -min(hard[:i + 1]): non-decreasing, for bisection
+        self.touched = touched
+        self.idle = idle
+
+
+@dataclass(frozen=True, slots=True)
+class _PathRead:
+    shared: int  # leading keys equal to the scope's path
+    dead_at: int  # the first shared key whose entry had expired (shared if none)
+    first_dead: int  # the first key not alive: the read ends before it
+    expired: bool  # that key has an entry, expired (rather than none)
+    tail_expires: list[float]  # expiry of each key after the shared ones (_NEVER: none)
+
+
 class Scope:
     """The entries of one cache: key → expiry, key → the hard limit a hit never
-    extends past (epoch seconds). Two flat maps rather than an object per entry,
-    so a request's thousands of segment keys are looked up and written with
-    C-level ``map`` / ``update`` calls."""
+    extends past (epoch seconds), plus the latest request's keys kept lazily
+    (:class:`_Path`). Flat maps rather than an object per entry, so a request's
+    new segment keys are looked up and written with C-level ``map`` / ``update``."""
 
-    __slots__ = ("expires", "hard")
+    __slots__ = ("expires", "hard", "path")
 
     def __init__(self) -> None:
         self.expires: dict[int, float] = {}
         self.hard: dict[int, float] = {}
+        self.path: _Path | None = None
 
     def state(self, key: int, now: float) -> int:
         expires = self.expires.get(key)
@@ -145,37 +178,83 @@ class Scope:
 
     def put(self, key: int, now: float, ret: Retention) -> None:
         """Write or refresh: lifetime counted from the start of the request."""
-        self.put_all([key], [self.expires.get(key, _NEVER) > now], now, ret)
+        until = now + _seconds(ret.idle)
+        if self.expires.get(key, _NEVER) > now:
+            self.expires[key] = min(until, self.hard[key])
+            return
+        limit = self.hard[key] = now + _seconds(ret.max_age)
+        self.expires[key] = min(until, limit)
 
-    def put_all(self, keys: list[int], alive: list[bool], now: float, ret: Retention) -> None:
-        """:meth:`put` for every key; ``alive[i]``: ``keys[i]`` is alive at ``now``.
-
-        An alive entry is refreshed up to its hard limit; any other is written anew.
-        """
-        until, age = now + _seconds(ret.idle), _seconds(ret.max_age)
+    def read_path(self, keys: list[int], now: float, known: int = 0) -> _PathRead:
+        """Where the longest alive run of leading ``keys`` ends; the caller may know
+        that the first ``known`` of them are the path's."""
+        path = self.path
+        shared = _common_length(path.keys, keys, known) if path is not None else 0
+        dead_at = 0
+        if path is not None and shared and path.touched + path.idle > now:
+            dead_at = bisect_left(path.floor, -now, 0, shared)
+        tail_expires = list(map(self.expires.get, keys[shared:], repeat(_NEVER)))
+        if dead_at < shared:
+            return _PathRead(shared, dead_at, dead_at, True, tail_expires)
+        alive = list(map(now.__lt__, tail_expires))
         try:
-            first_dead = alive.index(False)
+            j = alive.index(False)
         except ValueError:
-            first_dead = len(alive)
-        if True not in alive[first_dead:]:  # the usual shape: an alive prefix, then the rest
-            fresh, kept = keys[first_dead:], keys[:first_dead]
-        else:
-            fresh, kept = list(compress(keys, map(not_, alive))), list(compress(keys, alive))
-        expires, hard = self.expires, self.hard
-        if fresh:
-            limit = now + age
-            hard.update(zip(fresh, repeat(limit)))
-            expires.update(zip(fresh, repeat(min(until, limit))))
-        if kept:
-            if age >= _FOREVER:
-                expires.update(zip(kept, repeat(until)))
-            else:
-                expires.update(
-                    zip(kept, map(min, repeat(until), map(hard.__getitem__, kept)), strict=True)
-                )
+            return _PathRead(shared, shared, len(keys), False, tail_expires)
+        return _PathRead(shared, shared, shared + j, tail_expires[j] != _NEVER, tail_expires)
+
+    def write_path(self, keys: list[int], now: float, ret: Retention, read: _PathRead) -> None:
+        """Write or refresh every key (see :meth:`put`); ``read`` from :meth:`read_path`."""
+        idle, age = _seconds(ret.idle), _seconds(ret.max_age)
+        limit = now + age
+        shared, path = read.shared, self.path
+        hard: list[float] = []
+        floor: list[float] = []
+        if path is not None:
+            if shared < len(path.keys):  # left behind: their state goes to the maps
+                gone, gone_hard = path.keys[shared:], path.hard[shared:]
+                self.hard.update(zip(gone, gone_hard, strict=True))
+                until = path.touched + path.idle
+                self.expires.update(zip(gone, map(min, repeat(until), gone_hard), strict=True))
+            hard, floor = path.hard, path.floor  # the old path is replaced: reuse its lists
+            del hard[shared:], floor[shared:]
+            if read.dead_at < shared:  # shared entries that had expired are written anew
+                if path.touched + path.idle <= now:
+                    hard = [limit] * shared
+                else:
+                    hard = [h if h > now else limit for h in hard]
+                floor = []
+        tail = keys[shared:]
+        # an alive entry keeps its hard limit; any other is written anew
+        old = self.hard
+        hard.extend(
+            [old[k] if e > now else limit for k, e in zip(tail, read.tail_expires, strict=True)]
+        )
+        lows = accumulate(hard[len(floor) :], min, initial=-floor[-1] if floor else inf)
+        next(lows)  # the initial value
+        floor.extend(map(neg, lows))
+        self.path = _Path(keys, hard, floor, now, idle)
 
     def __len__(self) -> int:
-        return len(self.expires)
+        if self.path is None:
+            return len(self.expires)
+        return len(self.expires.keys() | set(self.path.keys))
+
+
+def _common_length(a: list[int], b: list[int], known: int = 0) -> int:
+    """How many leading items ``a`` and ``b`` share (the first ``known`` are known to
+    be equal), by C-level slice comparisons."""
+    n = min(len(a), len(b))
+    if a[known:n] == b[known:n]:
+        return n
+    lo, hi = known, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 class CacheStore:
@@ -223,6 +302,8 @@ class _Split:
         "counts",
         "ends",
         "fingerprint",
+        "kept_from",
+        "kept_lines",
         "line_prints",
         "lines",
         "prints",
@@ -247,6 +328,8 @@ class _Split:
         self.sums = sums
         self.prints = prints
         self.line_prints = prints  # a short block's are worked out when first asked for
+        self.kept_from: str | None = None  # the previous text this split extended, if any
+        self.kept_lines = 0  # how many of its leading lines it kept
         if sums is None or prints is None:
             self.total, self.fingerprint = sum(counts), hash(text)
         else:
@@ -329,7 +412,9 @@ class Segmenter:
         del sums[keep]
         prints.extend(accumulate(tail, _chain, initial=prints[-1]))
         del prints[keep]
+        before = last.text
         last.__init__(text, lines, counts, ends, sums, prints)  # type: ignore[misc]
+        last.kept_from, last.kept_lines = before, keep
         return lines, counts, last.total
 
     def _counts_of(self, lines: list[str]) -> list[int]:
@@ -365,6 +450,14 @@ class Segmenter:
             self.split(block.name, block.text)
             last = self._last[block.name]
         return last.total, last.fingerprint
+
+    def kept_lines(self, block: WireBlock, before: str) -> int:
+        """How many leading lines ``block`` shares with ``before``, when its split
+        was made by extending a split of ``before`` (0 when that is not known)."""
+        split = self._last.get(block.name)
+        if split is None or split.text is not block.text or split.kept_from is not before:
+            return 0
+        return split.kept_lines
 
     def segments(self, block: WireBlock) -> tuple[list[int], list[int], int]:
         """A wire block's token count per line, the running hash of its lines (entry
@@ -554,6 +647,18 @@ class AnthropicSimulator:
 # --- token-prefix providers ----------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """A request as a token-prefix simulator keyed it."""
+
+    model: str
+    blocks: tuple[WireBlock, ...]
+    keys: list[int]
+    cums: list[int]
+    block_tokens: tuple[int, ...]
+    ends: list[int]  # ends[j]: keys up to the end of block j
+
+
 class TokenPrefixSimulator:
     """Longest-cached-token-prefix caching (OpenAI, Gemini implicit, DeepSeek).
 
@@ -576,6 +681,55 @@ class TokenPrefixSimulator:
         self.unit = unit
         self.retention = retention
         self.cache_key = cache_key or ""
+        self._last: _Sent | None = None  # the previous request, to reuse its keys
+
+    def _keys(
+        self, blocks: Sequence[WireBlock], model: str
+    ) -> tuple[list[int], list[int], list[int], int]:
+        """Per segment (line): the key of the prefix ending there and the tokens up
+        to it; per block its tokens; and how many leading keys are the previous
+        request's. Leading blocks that are the very blocks of the previous request,
+        and the lines a changed block kept, reuse its keys (lists copied at C speed)."""
+        last = self._last
+        same = 0
+        if last is not None and last.model == model:
+            n = min(len(blocks), len(last.blocks))
+            while same < n and blocks[same] is last.blocks[same]:
+                same += 1
+        if last is not None and same:
+            reused = last.ends[same - 1]
+            keys, cums = last.keys[:reused], last.cums[:reused]
+            block_tokens, ends = list(last.block_tokens[:same]), last.ends[:same]
+            h, running = keys[-1], cums[-1]
+        else:
+            reused, keys, cums, block_tokens, ends = 0, [], [], [], []
+            h, running = hash((self.provider, model)), 0
+        known = reused
+        for index in range(same, len(blocks)):
+            b = blocks[index]
+            counts, prints, total_b = self.segmenter.segments(b)
+            start = hash((h, b.section))
+            kept = 0
+            if index == same and last is not None and index < len(last.blocks):
+                old = last.blocks[index]
+                if old.name == b.name and old.section == b.section:
+                    # its first lines are the old version's: same prefix, same lines
+                    kept = self.segmenter.kept_lines(b, old.text)
+                    if kept:
+                        keys.extend(last.keys[reused : reused + kept])
+                        cums.extend(last.cums[reused : reused + kept])
+                        known += kept
+            # line i's key: everything before this block, its section, its lines 0..i
+            keys.extend(map(hash, zip(repeat(start), prints[kept:])))
+            sums = accumulate(counts[kept:], initial=cums[-1] if kept else running)
+            next(sums)
+            cums.extend(sums)
+            running += total_b
+            h = keys[-1]
+            block_tokens.append(total_b)
+            ends.append(len(keys))
+        self._last = _Sent(model, tuple(blocks), keys, cums, tuple(block_tokens), ends)
+        return keys, cums, block_tokens, known
 
     def minimum(self, model: str) -> int:
         if self.provider == "openai":
@@ -603,36 +757,22 @@ class TokenPrefixSimulator:
     ) -> CacheResult:
         scope = store.scope(self.provider, model, self.cache_key)
         now = at.timestamp()
-        keys: list[int] = []  # one per segment (line): identifies the prefix ending there
-        cums: list[int] = []  # tokens up to and including each segment
-        block_tokens: list[int] = []
-        h, running = hash((self.provider, model)), 0
-        for b in blocks:
-            counts, prints, total_b = self.segmenter.segments(b)
-            start = hash((h, b.section))
-            # line i's key: everything before this block, its section, its lines 0..i;
-            # built with C-level map/accumulate, as the request may have thousands of lines
-            keys.extend(map(hash, zip(repeat(start), prints)))
-            sums = accumulate(counts, initial=running)
-            next(sums)
-            cums.extend(sums)
-            running += total_b
-            h = keys[-1] if prints else start
-            block_tokens.append(total_b)
-        expires = list(map(scope.expires.get, keys, repeat(_NEVER)))
-        alive = list(map(now.__lt__, expires))
-        try:
-            first_dead = alive.index(False)
-        except ValueError:
-            first_dead = len(keys)
-        matched = cums[first_dead - 1] if first_dead else 0
-        expired = first_dead < len(keys) and expires[first_dead] != _NEVER
+        previous = self._last.keys if self._last is not None else None
+        keys, cums, block_tokens, known = self._keys(blocks, model)
+        running = cums[-1] if cums else 0
+        path = scope.path
+        # what this simulator knows of the keys holds for the path only if it wrote it
+        state = scope.read_path(
+            keys, now, known if path is not None and path.keys is previous else 0
+        )
+        matched = cums[state.first_dead - 1] if state.first_dead else 0
+        expired = state.expired
         minimum, unit = self.minimum(model), self.unit_for(model)
         total = running
         read = self._floor(matched, minimum, unit)
         write = max(0, self._floor(total, minimum, unit) - read)
         if total >= minimum:
-            scope.put_all(keys, alive, now, self.retention_for(model))
+            scope.write_path(keys, now, self.retention_for(model), state)
         states, full = _block_states(block_tokens, read, write)
         return CacheResult(
             total=total,
