@@ -42,7 +42,7 @@ import yaml
 
 from assembler.errors import UsageError
 from assembler.tokens import TokenCounter
-from assembler.versions import common_prefix
+from assembler.versions import common_prefix, narrow
 from assembler.wire import WireBlock
 
 READ, WRITE, UNCACHED = "read", "write", "uncached"
@@ -108,6 +108,11 @@ class Retention:
     @classmethod
     def fixed(cls, ttl: timedelta) -> Retention:
         return cls(ttl, timedelta.max)
+
+
+@cache
+def _default_retention(provider: str) -> Retention:
+    return Retention.fixed(parse_duration(rules()[provider]["ttl"]["default"]))
 
 
 @cache
@@ -244,17 +249,7 @@ class Scope:
 def _common_length(a: list[int], b: list[int], known: int = 0) -> int:
     """How many leading items ``a`` and ``b`` share (the first ``known`` are known to
     be equal), by C-level slice comparisons."""
-    n = min(len(a), len(b))
-    if a[known:n] == b[known:n]:
-        return n
-    lo, hi = known, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return narrow(a, b, known, min(len(a), len(b)))
 
 
 class CacheStore:
@@ -746,8 +741,7 @@ class TokenPrefixSimulator:
             return self.retention
         if self.provider == "openai":
             return openai_retention(model)
-        ttl = rules()[self.provider]["ttl"]["default"]
-        return Retention.fixed(parse_duration(ttl))
+        return _default_retention(self.provider)
 
     def _floor(self, n: int, minimum: int, unit: int) -> int:
         return 0 if n < minimum else n - n % unit

@@ -9,6 +9,7 @@ every few versions so that reading one back costs a bounded number of slices.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: Texts shorter than this are stored as they are: a delta would not pay.
@@ -38,16 +39,24 @@ def common_prefix(a: str, b: str) -> int:
             break
         hi = cut  # the texts differ before hi
         back = back * 8 if back else 256
-    while hi - cut > 64:
-        mid = (cut + hi) // 2
-        if a[cut:mid] == b[cut:mid]:
-            cut = mid
-        else:
-            hi = mid
-    while cut < hi and a[cut] == b[cut]:
-        cut += 1
+    cut = narrow(a, b, cut, hi)
     _remember(a, b, cut)
     return cut
+
+
+def narrow(a: Sequence[object], b: Sequence[object], lo: int, hi: int) -> int:
+    """The common prefix length of ``a`` and ``b`` (texts or lists), knowing that
+    ``a[:lo] == b[:lo]`` and, unless ``hi`` is where one of them ends,
+    ``a[:hi] != b[:hi]``: bisection over slices, compared at C speed."""
+    if hi == lo or (hi == min(len(a), len(b)) and a[lo:hi] == b[lo:hi]):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 # The cache engine and the analysis both ask for the same pair (a block's previous

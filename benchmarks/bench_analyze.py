@@ -1,6 +1,7 @@
 """Benchmark: ``analyze`` against a naive per-request tokenizer and the floor.
 
-Run by hand: ``.venv/bin/python benchmarks/bench_analyze.py [--steps 100 1000 5000]``.
+Run by hand: ``.venv/bin/python benchmarks/bench_analyze.py [--steps 100 1000 5000]
+[--provider openai --model gpt-5]``.
 
 On generated sessions (``assembler.generator.generate_session``), in one process:
 
@@ -47,8 +48,13 @@ def reset_memos() -> None:
     gc.collect()
 
 
+#: ``--provider`` / ``--model``: the analyze path prices and caches for them
+#: (the session's own, Anthropic claude-sonnet-4-5, by default).
+TARGET: dict[str, str] = {}
+
+
 def run_analyze(session: Session) -> int:
-    a = analyze(session)
+    a = analyze(session, provider=TARGET.get("provider"), model=TARGET.get("model"))
     return int(a.totals["tokens"])
 
 
@@ -107,7 +113,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--steps", type=int, nargs="+", default=[100, 1000, 5000])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--provider", help="simulate this provider's cache in the analyze path")
+    parser.add_argument("--model", help="with --provider: the model to price and cache for")
     args = parser.parse_args()
+    if bool(args.provider) != bool(args.model):
+        parser.error("--provider and --model go together")
+    if args.provider:
+        TARGET.update(provider=args.provider, model=args.model)
     encoding(ENCODING)  # load the encoding before any timing
     header = (
         f"{'steps':>6}  {'path':<9}{'time s':>9}  {'peak MB':>8}  "
