@@ -128,7 +128,7 @@ def openai_retention(model: str) -> Retention:
 
 
 ALIVE, EXPIRED, MISSING = 0, 1, 2
-_NEVER = -1.0  # the expiry read for a key never written
+_NEVER = -inf  # the expiry read for a key never written (any real one is finite)
 
 
 class _Path:
@@ -176,13 +176,16 @@ class Scope:
         self.path: _Path | None = None
 
     def state(self, key: int, now: float) -> int:
+        """An entry's state, for scopes written by :meth:`put` alone (no path)."""
         expires = self.expires.get(key)
         if expires is None:
             return MISSING
         return ALIVE if expires > now else EXPIRED
 
     def put(self, key: int, now: float, ret: Retention) -> None:
-        """Write or refresh: lifetime counted from the start of the request."""
+        """Write or refresh: lifetime counted from the start of the request.
+
+        For breakpoint caches (Anthropic), whose scopes never hold a path."""
         until = now + _seconds(ret.idle)
         if self.expires.get(key, _NEVER) > now:
             self.expires[key] = min(until, self.hard[key])
@@ -705,9 +708,20 @@ class TokenPrefixSimulator:
             counts, prints, total_b = self.segmenter.segments(b)
             start = hash((h, b.section))
             kept = 0
-            if index == same and last is not None and index < len(last.blocks):
+            if (
+                index == same
+                and last is not None
+                and last.model == model  # keys are chained from the model
+                and index < len(last.blocks)
+            ):
                 old = last.blocks[index]
-                if old.name == b.name and old.section == b.section:
+                if (
+                    old.name == b.name
+                    and old.section == b.section
+                    # a declared block is one segment, whatever its text's lines
+                    and old.declared_tokens is None
+                    and b.declared_tokens is None
+                ):
                     # its first lines are the old version's: same prefix, same lines
                     kept = self.segmenter.kept_lines(b, old.text)
                     if kept:

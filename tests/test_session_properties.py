@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -283,3 +284,19 @@ def test_unknown_keys_give_one_line_errors(spelling: str, key: str, where: str) 
             data = {**data, "events": [{**first, key: 1}, *data["events"][1:]]}
     yaml_text, jsonl_text = _texts(data)
     _load_and_replay(yaml_text if spelling == "yaml" else jsonl_text, f"x.{spelling}")
+
+
+def test_a_lone_surrogate_in_text_is_a_session_error() -> None:
+    with pytest.raises(SessionError, match="not allowed"):
+        parse_session("format: context-session/1\nsession: {id: \ud800}\n", "x.yaml")
+
+
+def test_compacting_keeps_requests_already_written_with_keep() -> None:
+    def llm(request: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "llm", "at": "2026-01-01T00:00:01Z", "request": request}
+
+    a, b, c, d = ({"section": "messages", "text": t} for t in "abcd")
+    events = [llm({"blocks": [a, b]}), llm({"keep": 1, "blocks": [c]}), llm({"blocks": [a, c, d]})]
+    out = compact_requests(events)
+    assert out[1] == events[1]
+    assert out[2]["request"] == {"keep": 2, "blocks": [d]}  # after a, c: what events[1] reads as

@@ -360,10 +360,18 @@ def compact_requests(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     before: list[dict[str, Any]] | None = None
     for event in events:
         request = event.get("request") if event.get("type") == "llm" else None
-        if request is None or "keep" in request:
+        if request is None:
             out.append(event)
             continue
         blocks: list[dict[str, Any]] = request["blocks"]
+        if "keep" in request:  # already written this way: what it reads back as
+            if before is not None:
+                marked = set(request.get("breakpoints", []))
+                kept = before[: request["keep"]]
+                blocks = [{**b, "breakpoint": k in marked} for k, b in enumerate(kept)] + blocks
+            out.append(event)
+            before = blocks
+            continue
         keep = 0
         if before is not None:
             limit = min(len(before), len(blocks))
