@@ -435,10 +435,6 @@ class Segmenter:
     def tokens(self, name: str, text: str) -> int:
         return self.split(name, text)[2]
 
-    def total(self, block: WireBlock) -> int:
-        """A block's token count; the fast path when the block has not changed."""
-        return self.measure(block)[0]
-
     def measure(self, block: WireBlock) -> tuple[int, int]:
         """A block's token count and content fingerprint."""
         if block.declared_tokens is not None:
