@@ -9,28 +9,14 @@ Starts the app on a free local port, drives Debian's chromium with Playwright
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-extensions",
-    "--no-first-run",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from app_server import CHROMIUM_ARGS, ROOT, chromium_path, running_app
+
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 #: (file name, path and query)
@@ -42,43 +28,6 @@ SHOTS: tuple[tuple[str, str], ...] = (
     ("savings", "/Savings?session=research_agent&layout=seed"),
     ("learn", "/Learn"),
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_server(port: int) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless=true",
-            f"--server.port={port}",
-            "--server.address=127.0.0.1",
-            "--browser.gatherUsageStats=false",
-            "--server.fileWatcherType=none",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as r:
-                if r.read() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.terminate()
-    raise SystemExit("the app server did not start")
 
 
 def shoot(page: Page, url: str, out: Path, width: int = 1440) -> None:
@@ -105,27 +54,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    port = free_port()
-    server = start_server(port)
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            page.set_default_timeout(30_000)
-            for name, path in SHOTS:
-                target = out_dir / f"{name}.png"
-                shoot(page, f"http://127.0.0.1:{port}{path}", target)
-                print(
-                    f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}"
-                )
-            browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    chromium = chromium_path()
+    if chromium is None:
+        raise SystemExit("Debian's chromium is not installed (make chromium)")
+    with running_app() as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.set_default_timeout(30_000)
+        for name, path in SHOTS:
+            target = out_dir / f"{name}.png"
+            shoot(page, f"{base}{path}", target)
+            print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+        browser.close()
     return 0
 
 
