@@ -31,7 +31,7 @@ from assembler.layouts import Layout, builtin_layout
 from assembler.pipeline import SessionAssembler
 from assembler.pricing import check_model, step_cost
 from assembler.replay import Step
-from assembler.session import Exit, LLMCall, Session, Usage
+from assembler.session import Exit, LLMCall, Session, Usage, format_time
 from assembler.tokens import counter, tokenizer_for
 from assembler.versions import SMALL, StoredText, TextVersions
 from assembler.versions import read as read_text
@@ -606,10 +606,6 @@ def _totals(steps: Sequence[StepAnalysis]) -> dict[str, float]:
 # --- output shapes --------------------------------------------------------------------
 
 
-def _iso(t: datetime) -> str:
-    return t.isoformat().replace("+00:00", "Z")
-
-
 def _miss_json(m: Miss | None) -> dict[str, Any] | None:
     if m is None:
         return None
@@ -640,7 +636,7 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
         "function": s.function,
         "call_path": list(s.call_path),
         "depth": s.depth,
-        "timestamp": _iso(s.timestamp),
+        "timestamp": format_time(s.timestamp),
         "model": s.model,
         "tokens": dict(s.tokens),
         "cache": {
@@ -757,7 +753,7 @@ def analysis_rows(a: SessionAnalysis) -> list[dict[str, Any]]:
                 "step": s.step,
                 "label": s.label or "",
                 "function": s.function,
-                "timestamp": _iso(s.timestamp),
+                "timestamp": format_time(s.timestamp),
                 "model": s.model,
                 "total": s.tokens["total"],
                 "tools": s.tokens["tools"],

@@ -19,7 +19,7 @@ from assembler.layers import Layer
 from assembler.layouts import LayoutError, load_layout
 from assembler.pipeline import SessionAssembler
 from assembler.replay import find_step, replay
-from assembler.session import SessionError, load_session
+from assembler.session import SessionError, format_time, load_session
 from assembler.wire import WireError, to_anthropic, to_openai
 
 EXIT_BAD_INPUT = 2
@@ -61,7 +61,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
             "label": s.label or "",
             "function": s.function,
             "call_path": list(s.call_path),
-            "timestamp": s.at.isoformat().replace("+00:00", "Z"),
+            "timestamp": format_time(s.at),
         }
         for s in replay(session)
     ]

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from assembler.session import FORMAT
+from assembler.session import FORMAT, format_time
 
 _WORDS = (
     "cache prefix token layer call tree function output input release schema tool memory "
@@ -63,7 +63,7 @@ class _Gen:
         else:
             gap = timedelta(seconds=self.rng.randint(2, 90))
         self.now += gap
-        return self.now.isoformat().replace("+00:00", "Z")
+        return format_time(self.now)
 
     def emit(self, **event: Any) -> None:
         self.events.append({"type": event.pop("type"), "at": self.tick(), **event})

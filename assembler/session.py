@@ -59,6 +59,11 @@ class SessionError(ValueError):
         super().__init__(f"{where}:{at} {message}")
 
 
+def format_time(at: datetime) -> str:
+    """A timestamp as the session format writes it: ISO 8601, ``Z`` for UTC."""
+    return at.isoformat().replace("+00:00", "Z")
+
+
 # --- typed values --------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ from assembler.components.memory import prefetch_block
 from assembler.context import Context, ContractKind, OutputContract
 from assembler.layers import Layer
 from assembler.registry import Registry
+from assembler.session import format_time
 
 
 def contract_sentence(contract: OutputContract) -> str:
@@ -66,7 +67,7 @@ def _output_schema(ctx: Context) -> str:
 
 
 def _timestamp(ctx: Context) -> str:
-    return f"[timestamp: {ctx.now.isoformat().replace('+00:00', 'Z')}]"
+    return f"[timestamp: {format_time(ctx.now)}]"
 
 
 def register_components(registry: Registry) -> None:

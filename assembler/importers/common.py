@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assembler.session import FORMAT
+from assembler.session import FORMAT, format_time
 
 MAX_BYTES = 200 * 1024 * 1024  # transcripts grow large; refuse what cannot be a transcript
 UNRECORDED_TEXT = "[system prompt and tool definitions: not recorded in the transcript]"
@@ -143,10 +143,6 @@ def parse_time(text: str, record: Record) -> datetime:
     except ValueError:
         raise record.fail(f"expected an ISO 8601 timestamp, found {text[:40]!r}") from None
     return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
-
-
-def iso(at: datetime) -> str:
-    return at.isoformat().replace("+00:00", "Z")
 
 
 def preview(text: str, limit: int = PREVIEW) -> str:
@@ -319,7 +315,7 @@ class Events:
         if self.last is not None and at < self.last:
             at = self.last
         self.last = at
-        return iso(at)
+        return format_time(at)
 
     def add(self, kind_: str, at: datetime, **fields: Any) -> None:
         self.events.append(
