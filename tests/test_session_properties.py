@@ -300,3 +300,28 @@ def test_compacting_keeps_requests_already_written_with_keep() -> None:
     out = compact_requests(events)
     assert out[1] == events[1]
     assert out[2]["request"] == {"keep": 2, "blocks": [d]}  # after a, c: what events[1] reads as
+
+
+@settings(FAST, max_examples=20)
+@given(steps=st.integers(min_value=1, max_value=30), seed=st.integers(0, 10_000))
+def test_one_line_json_reads_as_the_yaml_reader_reads_it(steps: int, seed: int) -> None:
+    text = json.dumps(generate_session(steps, seed))
+    fast = parse_session(text, "x.json")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(session_module, "_read_one_line_json", lambda text: None)
+        slow = parse_session(text, "x.json")
+    assert fast == slow
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"format": "context-session/1", "format": "x"}', "duplicate key"),
+        ('{"format": NaN}', "format"),
+    ],
+)
+def test_one_line_json_the_yaml_reader_words_differently_goes_to_it(
+    text: str, message: str
+) -> None:
+    with pytest.raises(SessionError, match=message):
+        parse_session(text, "x.json")
