@@ -6,35 +6,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ARTIFACTS, ROOT
+from conftest import ARTIFACTS
 from playwright.sync_api import Page, expect
+
+from tests.app.app_helpers import hostile_session_bytes
 
 pytestmark = pytest.mark.browser
 
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 BAD_SESSION = b"format: context-session/1\nsession:\n  id: broken\nevents: []\n"
 PAGES = ("Timeline", "Compare_layouts", "Registry", "Savings", "Learn")
-
-
-def hostile_session() -> bytes:
-    text = (ROOT / "sample_sessions" / "research_agent.yaml").read_text("utf-8")
-    text = text.replace(
-        'input: "expand LLM-as-Code into an AAAI long paper"',
-        "input: '<script>window.__pwned=1</script> expand LLM-as-Code'",
-        1,
-    )
-    text = text.replace(
-        'title: "Research agent: LLM-as-Code → AAAI long paper"',
-        "title: '<img src=x onerror=\"window.__pwned=1\"> Research agent'",
-        1,
-    )
-    text = text.replace(
-        'output: "go to literature"',
-        "output: '<img src=x onerror=\"window.__pwned=1\"> go to literature'",
-        1,
-    )
-    assert text.count("window.__pwned") == 3
-    return text.encode("utf-8")
 
 
 def settle(page: Page) -> None:
@@ -116,7 +97,7 @@ def test_hostile_upload_runs_no_script(server: str, tab: Any) -> None:
     tab.goto(server)
     indicator(tab, "Step 1 / 21")
     settle(tab)
-    upload_session(tab, "hostile.yaml", hostile_session())
+    upload_session(tab, "hostile.yaml", hostile_session_bytes())
     tree = tab.get_by_test_id("call-tree")
     expect(tree).to_contain_text("<script>window.__pwned=1</script>", timeout=30_000)
     focus_page(tab)
