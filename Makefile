@@ -7,7 +7,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SESSION ?= research_agent  # a bundled session in sample_sessions/
 PORT   ?= 8501
 
-.PHONY: run test check lint types unit browser chromium clean
+.PHONY: run test check lint types imports unit browser chromium clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is needed"; exit 1; }
@@ -36,13 +36,16 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy
 
+imports: $(STAMP)
+	$(BIN)/lint-imports
+
 unit: $(STAMP)
 	$(BIN)/pytest -m "not browser"
 
 browser: $(STAMP) chromium
 	$(BIN)/pytest -m browser
 
-test: $(STAMP) chromium lint types
+test: $(STAMP) chromium lint types imports
 	$(BIN)/pytest
 
 clean:

@@ -5,8 +5,17 @@ The public surface. Everything else is an implementation detail.
 
 from typing import TYPE_CHECKING
 
-from assembler.assembly import Assembly, BlockRecord, BlockStatus, assemble
-from assembler.calltree import (
+from assembler.analysis.layouts import (
+    BUILTIN_LAYOUTS,
+    Layout,
+    LayoutError,
+    builtin_layout,
+    load_layout,
+)
+from assembler.analysis.pipeline import AssembledStep, SessionAssembler
+from assembler.design.assembly import Assembly, assemble
+from assembler.design.blocks import BlockRecord, BlockStatus
+from assembler.design.calltree import (
     CallNode,
     CallTreeBuilder,
     CallTreeError,
@@ -15,9 +24,9 @@ from assembler.calltree import (
     Status,
     TreeOptions,
 )
-from assembler.calltree_yaml import render_call_tree
-from assembler.components import default_registry, register_builtins
-from assembler.context import (
+from assembler.design.calltree_yaml import render_call_tree
+from assembler.design.components import default_registry, register_builtins
+from assembler.design.context import (
     Agent,
     Bindings,
     Context,
@@ -32,49 +41,42 @@ from assembler.context import (
     Tool,
     WorkspaceFile,
 )
-from assembler.layers import Layer, Placement
-from assembler.layouts import BUILTIN_LAYOUTS, Layout, LayoutError, builtin_layout, load_layout
-from assembler.pipeline import AssembledStep, SessionAssembler
-from assembler.registry import ContextComponent, RegistrationError, Registry, always
-from assembler.replay import Step, iter_steps, replay
-from assembler.session import Session, SessionError, Usage, load_session, parse_session
-from assembler.wire import Wire, WireBlock, build_wire, to_anthropic, to_openai
+from assembler.design.layers import Layer, Placement
+from assembler.design.registry import ContextComponent, RegistrationError, Registry, always
+from assembler.design.wire import Wire, WireBlock, build_wire, to_anthropic, to_openai
+from assembler.sessions.loader import load_session, parse_session
+from assembler.sessions.model import Session, SessionError, Usage
+from assembler.sessions.replay import Step, iter_steps, replay
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
-    from assembler.analysis import (
-        BlockAnalysis,
-        Comparison,
-        Miss,
-        SessionAnalysis,
-        StepAnalysis,
-        analysis_json,
-        analysis_rows,
-        analyze,
-        compare,
-    )
-    from assembler.batch import analyze_batch
-    from assembler.cache import CacheStore
-    from assembler.generator import generate_session
-    from assembler.importers import import_file
-    from assembler.measured import compare_measured
+    from assembler.analysis.batch import analyze_batch
+    from assembler.analysis.compare import Comparison, compare
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.importing import import_file
+    from assembler.analysis.measured import compare_measured
+    from assembler.analysis.report_json import analysis_json
+    from assembler.analysis.report_rows import analysis_rows
+    from assembler.analysis.results import BlockAnalysis, Miss, SessionAnalysis, StepAnalysis
+    from assembler.cache.store import CacheStore
+    from assembler.sessions.generator import generate_session
 
 # The engine (tokens, cache simulation, prices) and the importers load on first
 # use, so that assembling a context does not pay for them.
 _LAZY = {
-    "analyze": "assembler.analysis",
-    "compare": "assembler.analysis",
-    "analysis_json": "assembler.analysis",
-    "analysis_rows": "assembler.analysis",
-    "SessionAnalysis": "assembler.analysis",
-    "StepAnalysis": "assembler.analysis",
-    "BlockAnalysis": "assembler.analysis",
-    "Miss": "assembler.analysis",
-    "Comparison": "assembler.analysis",
-    "CacheStore": "assembler.cache",
-    "compare_measured": "assembler.measured",
-    "analyze_batch": "assembler.batch",
-    "import_file": "assembler.importers",
-    "generate_session": "assembler.generator",
+    "analyze": "assembler.analysis.engine",
+    "compare": "assembler.analysis.compare",
+    "analysis_json": "assembler.analysis.report_json",
+    "analysis_rows": "assembler.analysis.report_rows",
+    "SessionAnalysis": "assembler.analysis.results",
+    "StepAnalysis": "assembler.analysis.results",
+    "BlockAnalysis": "assembler.analysis.results",
+    "Miss": "assembler.analysis.results",
+    "Comparison": "assembler.analysis.compare",
+    "CacheStore": "assembler.cache.store",
+    "compare_measured": "assembler.analysis.measured",
+    "analyze_batch": "assembler.analysis.batch",
+    "import_file": "assembler.analysis.importing",
+    "generate_session": "assembler.sessions.generator",
 }
 
 

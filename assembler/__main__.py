@@ -1,5 +1,5 @@
 import sys
 
-from assembler.cli import main
+from assembler.cli.main import main
 
 sys.exit(main())

@@ -3,9 +3,9 @@
 Run by hand: ``.venv/bin/python benchmarks/bench_analyze.py [--steps 100 1000 5000]
 [--provider openai --model gpt-5]``.
 
-On generated sessions (``assembler.generator.generate_session``), in one process:
+On generated sessions (``assembler.sessions.generator.generate_session``), in one process:
 
-- analyze: ``assembler.analysis.analyze`` (replay, assemble, tokens per
+- analyze: ``assembler.analysis.engine.analyze`` (replay, assemble, tokens per
   distinct line, Anthropic cache simulation, genai-prices cost).
 - naive: what trace tools do per request: assemble the step, render the whole
   request (``wire.text()`` plus the tools JSON) and tokenize all of it with a
@@ -27,13 +27,14 @@ import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assembler import tokens
-from assembler.analysis import analyze
-from assembler.calltree_yaml import clear_caches as clear_tree_caches
-from assembler.generator import generate_session
-from assembler.pipeline import SessionAssembler
-from assembler.session import Session, parse_session
-from assembler.tokens import TokenCounter, encoding
+from assembler.analysis.engine import analyze
+from assembler.analysis.pipeline import SessionAssembler
+from assembler.cache import tokenizers as tokens
+from assembler.cache.tokenizers import TokenCounter, encoding
+from assembler.design.calltree_yaml import clear_caches as clear_tree_caches
+from assembler.sessions.generator import generate_session
+from assembler.sessions.loader import parse_session
+from assembler.sessions.model import Session
 
 ENCODING = "o200k_base"
 

@@ -28,7 +28,7 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from assembler.generator import generate_session, write_session  # noqa: E402
+from assembler.sessions.generator import generate_session, write_session  # noqa: E402
 
 
 def _quiet() -> None:

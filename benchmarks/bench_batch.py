@@ -2,9 +2,9 @@
 
 Run by hand: ``.venv/bin/python benchmarks/bench_batch.py [--sessions 200] [--repeat 3]``.
 
-Writes ``--sessions`` sessions (as YAML, then as JSON Lines) with ``assembler.generator.generate_session`` (8 to
+Writes ``--sessions`` sessions (as YAML, then as JSON Lines) with ``assembler.sessions.generator.generate_session`` (8 to
 15 LLM calls each, seed = index; Anthropic ``claude-sonnet-4-5``, ``seed``
-layout) to a temporary folder, then runs ``assembler.batch.analyze_batch`` on
+layout) to a temporary folder, then runs ``assembler.analysis.batch.analyze_batch`` on
 the folder with 1 worker process and with ``os.cpu_count()`` workers, each
 ``--repeat`` times, and prints the best run of each: sessions/s, steps/s, the
 speed-up, how many distinct worker processes did work, and the largest peak
@@ -20,8 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from assembler.batch import BatchReport, analyze_batch, session_paths
-from assembler.generator import generate_session, write_session
+from assembler.analysis.batch import BatchReport, analyze_batch, session_paths
+from assembler.sessions.generator import generate_session, write_session
 
 
 def write_folder(folder: Path, sessions: int, suffix: str) -> int:

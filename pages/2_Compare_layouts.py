@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from assembler.layouts import BUILTIN_LAYOUTS, LayoutError
+from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
 from ui import data, page, step
 from ui.html import md
 from ui.sidebar import Selection, sidebar

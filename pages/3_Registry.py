@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from assembler.components import default_registry
+from assembler.design.components import default_registry
 from ui import page, step
 from ui.sidebar import sidebar
 

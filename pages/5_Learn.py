@@ -67,7 +67,7 @@ def body() -> None:
     steps: dict[str, int] = {}
     if available:
         _, session = data.parse_session_bytes(data.bundled_bytes(SESSION), SESSION)
-        from assembler.replay import replay
+        from assembler.sessions.replay import replay
 
         steps = {s.label: s.number for s in replay(session) if s.label}
     for mark, title, text in WALK:

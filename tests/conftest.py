@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from assembler.session import Session, load_session
+from assembler.sessions.loader import load_session
+from assembler.sessions.model import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"

@@ -65,7 +65,7 @@ def measured_overlay(fig: go.Figure, analysis: Any) -> bool:
     where simulated and measured classes disagree get a red ring. Returns
     whether anything was drawn (no step carries measured usage: nothing).
     """
-    from assembler.measured import compare_measured
+    from assembler.analysis.measured import compare_measured
 
     steps = list(getattr(analysis, "steps", ()))
     if not any(s.measured is not None for s in steps):

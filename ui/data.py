@@ -19,9 +19,11 @@ from typing import Any
 
 import streamlit as st
 
-from assembler.analysis import SessionAnalysis, analyze
-from assembler.layouts import BUILTIN_LAYOUTS, Layout, builtin_layout, parse_layout_text
-from assembler.session import Session, parse_bytes
+from assembler.analysis.engine import analyze
+from assembler.analysis.layouts import BUILTIN_LAYOUTS, Layout, builtin_layout, parse_layout_text
+from assembler.analysis.results import SessionAnalysis
+from assembler.sessions.loader import parse_bytes
+from assembler.sessions.model import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
@@ -215,7 +217,7 @@ def _comparison(
     _base: Layout,
     _head: Layout,
 ) -> Any:
-    from assembler.analysis import compare
+    from assembler.analysis.compare import compare
 
     return compare(_session, _base, _head, provider=provider, model=model, ttl=ttl)
 

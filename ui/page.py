@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from assembler.analysis.layouts import LayoutError
 from assembler.errors import UsageError
-from assembler.layouts import LayoutError
-from assembler.session import SessionError
+from assembler.sessions.model import SessionError
 from ui.html import STYLE
 
 log = logging.getLogger("inspector")

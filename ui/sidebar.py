@@ -13,9 +13,9 @@ from typing import Any
 
 import streamlit as st
 
-from assembler.analysis import SessionAnalysis
-from assembler.layouts import BUILTIN_LAYOUTS, LayoutError
-from assembler.session import Session, SessionError
+from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
+from assembler.analysis.results import SessionAnalysis
+from assembler.sessions.model import Session, SessionError
 from ui import data
 
 UPLOAD = "Upload a file…"

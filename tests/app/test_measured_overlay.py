@@ -30,10 +30,12 @@ def _timeline(**query: str) -> AppTest:
 
 
 def test_the_bundled_imported_session_is_the_importers_output() -> None:
-    from assembler.importers import import_file
-    from assembler.session import load_session
+    from assembler.analysis.importing import import_file
+    from assembler.sessions.loader import load_session
 
-    fixture = ROOT / "tests" / "importers" / "fixtures" / "claude_code" / "session.jsonl"
+    fixture = (
+        ROOT / "tests" / "sessions" / "importers" / "fixtures" / "claude_code" / "session.jsonl"
+    )
     bundled = load_session(ROOT / "sample_sessions" / f"{IMPORTED}.yaml")
     assert bundled.id == import_file("claude-code", fixture)["session"]["id"]
 

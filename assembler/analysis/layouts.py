@@ -1,0 +1,281 @@
+"""What-if layouts: the same session assembled another way.
+
+A layout file (YAML) may move a component to another layer, order or
+placement, disable one, add an alternative component, change ``expose`` /
+``render_range`` (default or per function), move the breakpoints and change
+the cache lifetime. Built-in layouts ship as files in ``assembler/layouts/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from assembler.design.calltree import Expose, RenderRange, TreeOptions
+from assembler.design.components.alternatives import ALTERNATIVES
+from assembler.design.layers import Layer, Placement
+from assembler.design.registry import RegistrationError, Registry
+from assembler.design.wire import BREAKPOINT_ANCHORS, DEFAULT_BREAKPOINTS, MAX_BREAKPOINTS
+
+BUILTIN_LAYOUTS = (
+    "seed",
+    "date-in-l0",
+    "situation-first",
+    "split-tree",
+    "expose-full",
+    "no-breakpoints",
+)
+TTLS = ("5m", "1h")
+
+
+class LayoutError(ValueError):
+    def __init__(self, source: str, field: str, message: str) -> None:
+        self.source, self.field = source, field
+        super().__init__(f"{source}: {field}: {message}")
+
+
+@dataclass(frozen=True)
+class ComponentMove:
+    layer: Layer | None = None
+    order: int | None = None
+    placement: Placement | None = None
+    enabled: bool = True
+    cacheable: bool | None = None
+
+
+@dataclass(frozen=True)
+class Layout:
+    name: str
+    description: str = ""
+    source: str = "<layout>"
+    components: Mapping[str, ComponentMove] = field(default_factory=dict)
+    add: tuple[str, ...] = ()
+    default_expose: Expose | None = None
+    expose: Mapping[str, Expose] = field(default_factory=dict)
+    default_range: RenderRange | None = None
+    render_range: Mapping[str, RenderRange] = field(default_factory=dict)
+    breakpoints: tuple[str, ...] = DEFAULT_BREAKPOINTS
+    ttl: str | None = None
+
+    def apply(self, registry: Registry) -> Registry:
+        """A copy of ``registry`` rearranged by this layout."""
+        out = registry.copy()
+        for name in self.add:
+            out.register(ALTERNATIVES[name])
+        for name, move in self.components.items():
+            if name not in out:
+                raise LayoutError(
+                    self.source, f"components.{name}", "no component of that name is registered"
+                )
+            if not move.enabled:
+                out.unregister(name)
+                continue
+            changes: dict[str, object] = {}
+            if move.layer is not None:
+                changes["layer"] = move.layer
+                if move.placement is None:
+                    changes["placement"] = None
+            if move.order is not None:
+                changes["order"] = move.order
+            if move.placement is not None:
+                changes["placement"] = move.placement
+            if move.cacheable is not None:
+                changes["cacheable"] = move.cacheable
+            try:
+                out.replace(name, **changes)
+            except RegistrationError as exc:
+                raise LayoutError(self.source, f"components.{name}", str(exc)) from None
+        return out
+
+    def tree_options(self, base: TreeOptions) -> TreeOptions:
+        """The session's own expose/render_range declarations, overridden by this layout."""
+        expose = dict(base.expose)
+        expose.update(self.expose)
+        ranges = dict(base.render_range)
+        ranges.update(self.render_range)
+        return TreeOptions(
+            default_expose=self.default_expose or base.default_expose,
+            expose=tuple(sorted(expose.items())),
+            default_range=self.default_range or base.default_range,
+            render_range=tuple(sorted(ranges.items())),
+        )
+
+
+def _enum(cls: Any, value: Any, source: str, where: str) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in cls)
+        raise LayoutError(source, where, f"expected one of {allowed}, found {value!r}") from None
+
+
+def _range(raw: Any, source: str, where: str) -> RenderRange:
+    if not isinstance(raw, dict) or set(raw) - {"callers", "subcalls"}:
+        raise LayoutError(source, where, "expected a mapping with callers and/or subcalls")
+    callers, subcalls = raw.get("callers"), raw.get("subcalls", -1)
+    if callers is not None and (not isinstance(callers, int) or callers < 0):
+        raise LayoutError(
+            source, f"{where}.callers", f"expected null or an integer ≥ 0, found {callers!r}"
+        )
+    if not isinstance(subcalls, int) or subcalls < -1:
+        raise LayoutError(
+            source, f"{where}.subcalls", f"expected an integer ≥ -1, found {subcalls!r}"
+        )
+    return RenderRange(callers, subcalls)
+
+
+_KEYS = {"name", "description", "components", "add", "expose", "render_range", "breakpoints", "ttl"}
+
+
+def parse_layout(data: Any, source: str) -> Layout:
+    if not isinstance(data, dict):
+        raise LayoutError(source, "(document)", "expected a mapping")
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise LayoutError(
+            source, unknown[0], f"unknown field; expected one of {', '.join(sorted(_KEYS))}"
+        )
+    name = data.get("name", Path(source).stem)
+    if not isinstance(name, str) or not name:
+        raise LayoutError(source, "name", f"expected a non-empty string, found {name!r}")
+    moves: dict[str, ComponentMove] = {}
+    raw_components = data.get("components") or {}
+    if not isinstance(raw_components, dict):
+        raise LayoutError(source, "components", "expected a mapping of component name to changes")
+    for comp, raw in raw_components.items():
+        where = f"components.{comp}"
+        if not isinstance(raw, dict):
+            raise LayoutError(
+                source,
+                where,
+                "expected a mapping with layer, order, placement, enabled or cacheable",
+            )
+        extra = sorted(set(raw) - {"layer", "order", "placement", "enabled", "cacheable"})
+        if extra:
+            raise LayoutError(
+                source,
+                f"{where}.{extra[0]}",
+                "unknown field; expected layer, order, placement, enabled or cacheable",
+            )
+        order = raw.get("order")
+        if order is not None and (not isinstance(order, int) or isinstance(order, bool)):
+            raise LayoutError(source, f"{where}.order", f"expected an integer, found {order!r}")
+        for flag in ("enabled", "cacheable"):
+            if flag in raw and not isinstance(raw[flag], bool):
+                raise LayoutError(
+                    source, f"{where}.{flag}", f"expected true or false, found {raw[flag]!r}"
+                )
+        moves[str(comp)] = ComponentMove(
+            layer=_enum(Layer, raw["layer"], source, f"{where}.layer") if "layer" in raw else None,
+            order=order,
+            placement=_enum(Placement, raw["placement"], source, f"{where}.placement")
+            if "placement" in raw
+            else None,
+            enabled=raw.get("enabled", True),
+            cacheable=raw.get("cacheable"),
+        )
+    add = data.get("add") or []
+    if not isinstance(add, list) or any(a not in ALTERNATIVES for a in add):
+        raise LayoutError(
+            source, "add", f"expected a list drawn from {', '.join(ALTERNATIVES)}, found {add!r}"
+        )
+    default_expose = None
+    expose: dict[str, Expose] = {}
+    raw_expose = data.get("expose") or {}
+    if not isinstance(raw_expose, dict):
+        raise LayoutError(source, "expose", "expected a mapping with default and/or functions")
+    if "default" in raw_expose:
+        default_expose = _enum(Expose, raw_expose["default"], source, "expose.default")
+    for fn, value in (raw_expose.get("functions") or {}).items():
+        expose[str(fn)] = _enum(Expose, value, source, f"expose.functions.{fn}")
+    default_range = None
+    ranges: dict[str, RenderRange] = {}
+    raw_range = data.get("render_range") or {}
+    if not isinstance(raw_range, dict):
+        raise LayoutError(
+            source, "render_range", "expected a mapping with default and/or functions"
+        )
+    if "default" in raw_range:
+        default_range = _range(raw_range["default"], source, "render_range.default")
+    for fn, value in (raw_range.get("functions") or {}).items():
+        ranges[str(fn)] = _range(value, source, f"render_range.functions.{fn}")
+    breakpoints = data.get("breakpoints", list(DEFAULT_BREAKPOINTS))
+    if not isinstance(breakpoints, list) or len(breakpoints) > MAX_BREAKPOINTS:
+        raise LayoutError(
+            source, "breakpoints", f"expected a list of at most {MAX_BREAKPOINTS} anchors"
+        )
+    for i, anchor in enumerate(breakpoints):
+        if not isinstance(anchor, str) or not (
+            anchor in BREAKPOINT_ANCHORS or anchor == "last" or anchor.startswith("after:")
+        ):
+            raise LayoutError(
+                source,
+                f"breakpoints[{i}]",
+                f"expected one of {', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>', found {anchor!r}",
+            )
+    ttl = data.get("ttl")
+    if ttl is not None and ttl not in TTLS:
+        raise LayoutError(source, "ttl", f"expected one of {', '.join(TTLS)}, found {ttl!r}")
+    return Layout(
+        name=name,
+        description=str(data.get("description", "")),
+        source=source,
+        components=moves,
+        add=tuple(add),
+        default_expose=default_expose,
+        expose=expose,
+        default_range=default_range,
+        render_range=ranges,
+        breakpoints=tuple(breakpoints),
+        ttl=ttl,
+    )
+
+
+def parse_layout_text(text: str, source: str) -> Layout:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "(document)"
+        raise LayoutError(
+            source, where, f"not valid YAML: {getattr(exc, 'problem', exc)}"
+        ) from None
+    return parse_layout(data, source)
+
+
+def builtin_layout(name: str) -> Layout:
+    if name not in BUILTIN_LAYOUTS:
+        raise LayoutError(
+            name,
+            "name",
+            f"no built-in layout of that name; expected one of {', '.join(BUILTIN_LAYOUTS)}",
+        )
+    text = resources.files("assembler.data").joinpath("layouts", f"{name}.yaml").read_text("utf-8")
+    return parse_layout_text(text, f"{name}.yaml")
+
+
+def load_layout(name_or_path: str) -> Layout:
+    """A built-in layout by name, or a layout file by path."""
+    if name_or_path in BUILTIN_LAYOUTS:
+        return builtin_layout(name_or_path)
+    path = Path(name_or_path)
+    if not path.is_file():
+        raise LayoutError(
+            name_or_path,
+            "layout",
+            f"neither a built-in layout ({', '.join(BUILTIN_LAYOUTS)}) nor a readable file",
+        )
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LayoutError(name_or_path, "layout", f"cannot read the file: {exc}") from None
+    return parse_layout_text(text, name_or_path)
+
+
+def all_builtin_layouts() -> Sequence[Layout]:
+    return [builtin_layout(n) for n in BUILTIN_LAYOUTS]

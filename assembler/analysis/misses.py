@@ -1,0 +1,153 @@
+"""Why a step missed: the first block that breaks the cached prefix, and the cause in one sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from assembler.analysis.block_records import PreviousStep, first_difference
+from assembler.analysis.results import Miss
+from assembler.cache.simulation import CacheResult
+from assembler.design.wire import WireBlock
+
+
+def duration_text(d: timedelta) -> str:
+    minutes = int(d.total_seconds() // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+@dataclass(frozen=True, slots=True)
+class MissInput:
+    blocks: Sequence[WireBlock]
+    result: CacheResult
+    changes: Sequence[str]
+    model: str
+    provider: str
+    at: datetime
+    day: str
+    minimum: int
+    has_breakpoints: bool
+    ttl: str
+    compacted: bool = False  # the step is labelled as the first after a compaction
+
+
+def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
+    """The first block that breaks the prefix the previous request left cached, and why."""
+    if prev is None or not x.blocks:
+        return None
+    res = x.result
+    d = first_difference(x.blocks, prev)
+    common = sum(res.block_tokens[:d])
+    kept = prev.read + prev.write
+    expected = min(common, kept)
+    at_read = min(res.cached_blocks, len(x.blocks) - 1)
+
+    def make(index: int, reason: str, lost: int, sentence: str) -> Miss:
+        b = x.blocks[index]
+        who = f"{b.name} ({b.layer.value})"
+        return Miss(b.name, b.layer.value, reason, lost, f"{who} {sentence}")
+
+    if res.read < expected:
+        lost = expected - res.read
+        if prev.model != x.model or prev.provider != x.provider:
+            return make(
+                at_read,
+                "model switched",
+                lost,
+                f"lost its cache: the model switched from {prev.model} to {x.model}, "
+                f"whose cache is separate; {lost:,} tokens were re-sent uncached.",
+            )
+        if res.expired:
+            gap = duration_text(x.at - prev.at)
+            return make(
+                at_read,
+                "expired",
+                lost,
+                f"expired from the cache after a {gap} idle gap (lifetime {x.ttl}): "
+                f"{lost:,} tokens were re-sent uncached.",
+            )
+        if res.below_minimum or expected < x.minimum:
+            return make(
+                at_read,
+                "below minimum",
+                lost,
+                f"sits in a prefix below {x.model}'s minimum of {x.minimum:,} cacheable tokens: "
+                f"{lost:,} tokens were sent uncached.",
+            )
+        index = d if d < len(x.blocks) else at_read
+        return _changed(x, prev, index, lost, make)
+    if d < len(x.blocks) and kept > common:
+        lost = max(0, min(kept, res.total) - res.read)
+        if lost:
+            return _changed(x, prev, d, lost, make)
+    if kept == 0 and common > 0 and res.read == 0 and res.total > 0:
+        if res.below_minimum or common < x.minimum:
+            return make(
+                0,
+                "below minimum",
+                common,
+                f"starts a prefix below {x.model}'s minimum of {x.minimum:,} cacheable tokens: "
+                f"nothing is cached, {common:,} repeated tokens were sent uncached.",
+            )
+        if not x.has_breakpoints:
+            return make(
+                0,
+                "no breakpoint",
+                common,
+                f"starts a request with no cache breakpoint: nothing is written, "
+                f"{common:,} repeated tokens were sent uncached.",
+            )
+    return None
+
+
+def _changed(
+    x: MissInput,
+    prev: PreviousStep,
+    index: int,
+    lost: int,
+    make: Callable[[int, str, int, str], Miss],
+) -> Miss:
+    b = x.blocks[index]
+    if x.changes[index] == "released":
+        return make(
+            index,
+            "io released",
+            lost,
+            f"changed because a finished call's io was released: "
+            f"{lost:,} tokens after it were re-sent uncached.",
+        )
+    if x.compacted and b.section == "messages":
+        return make(
+            index,
+            "history compacted",
+            lost,
+            f"changed because the history was compacted into a summary: "
+            f"{lost:,} tokens after it were re-sent uncached.",
+        )
+    if all(old.name != b.name for old in prev.blocks):
+        return make(
+            index,
+            "component added",
+            lost,
+            f"was added: {lost:,} tokens after it were re-sent uncached.",
+        )
+    if index < len(prev.blocks) and prev.blocks[index].name != b.name:
+        gone = prev.blocks[index].name
+        if gone not in {blk.name for blk in x.blocks}:
+            return Miss(
+                gone,
+                b.layer.value,
+                "component removed",
+                lost,
+                f"{gone} was removed: {lost:,} tokens after it were re-sent uncached.",
+            )
+    when = " at midnight" if x.day != prev.day else ""
+    return make(
+        index,
+        "content changed",
+        lost,
+        f"changed{when}: {lost:,} tokens after it were re-sent uncached.",
+    )

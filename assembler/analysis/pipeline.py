@@ -1,0 +1,69 @@
+"""One step from recorded event to request: replay → assemble → wire."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from assembler.analysis.layouts import Layout, builtin_layout
+from assembler.design.assembly import Assembly, assemble
+from assembler.design.blocks import BlockRecord, BlockStatus
+from assembler.design.components import default_registry
+from assembler.design.registry import Registry
+from assembler.design.wire import Wire, WireBuilder
+from assembler.sessions.model import Session
+from assembler.sessions.recorded import recorded_wire
+from assembler.sessions.replay import Step, iter_steps, tree_options
+
+
+def recorded_assembly(wire: Wire) -> Assembly:
+    """Records for a replayed request: every block emitted, as sent."""
+    return Assembly(
+        tuple(
+            BlockRecord(
+                name=b.name,
+                layer=b.layer,
+                order=i,
+                status=BlockStatus.EMITTED,
+                placement=b.placement,
+                cacheable=b.cacheable,
+                text=b.text,
+            )
+            for i, b in enumerate(wire.blocks)
+        )
+    )
+
+
+@dataclass(frozen=True)
+class AssembledStep:
+    step: Step
+    assembly: Assembly
+    wire: Wire
+
+
+class SessionAssembler:
+    """Assembles every step of one session under one layout."""
+
+    def __init__(
+        self, session: Session, layout: Layout | None = None, registry: Registry | None = None
+    ) -> None:
+        self.session = session
+        self.layout = layout or builtin_layout("seed")
+        self.registry = self.layout.apply(registry if registry is not None else default_registry())
+        self.options = self.layout.tree_options(tree_options(session))
+        self.wire_builder = WireBuilder(self.layout.breakpoints)
+
+    def steps(self) -> Iterator[Step]:
+        return iter_steps(self.session, self.options)
+
+    def assemble(self, step: Step) -> AssembledStep:
+        if step.call.request is not None:
+            # A recorded request is replayed as it was sent; no layout applies to it.
+            wire = recorded_wire(step.call.request)
+            return AssembledStep(step, recorded_assembly(wire), wire)
+        assembly = assemble(self.registry, step.context)
+        return AssembledStep(step, assembly, self.wire_builder.build(assembly))
+
+    def __iter__(self) -> Iterator[AssembledStep]:
+        for step in self.steps():
+            yield self.assemble(step)

@@ -1,0 +1,114 @@
+"""An analysis as JSON: one object per step, the session's totals, measured checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assembler.analysis.results import Miss, SessionAnalysis, StepAnalysis
+from assembler.design.context import format_time
+from assembler.sessions.model import Usage
+
+# --- output shapes --------------------------------------------------------------------
+
+
+def _miss_json(m: Miss | None) -> dict[str, Any] | None:
+    if m is None:
+        return None
+    return {
+        "component": m.component,
+        "layer": m.layer,
+        "reason": m.reason,
+        "tokens_lost": m.tokens_lost,
+        "sentence": m.sentence,
+    }
+
+
+def _usage_json(u: Usage | None) -> dict[str, int] | None:
+    if u is None:
+        return None
+    return {
+        "input": u.input,
+        "cache_read": u.cache_read,
+        "cache_write": u.cache_write,
+        "output": u.output,
+    }
+
+
+def step_json(s: StepAnalysis) -> dict[str, Any]:
+    return {
+        "step": s.step,
+        "label": s.label,
+        "function": s.function,
+        "call_path": list(s.call_path),
+        "depth": s.depth,
+        "timestamp": format_time(s.timestamp),
+        "model": s.model,
+        "tokens": dict(s.tokens),
+        "cache": {
+            "read": s.read,
+            "write": s.write,
+            "uncached": s.uncached,
+            "hit_ratio": round(s.hit_ratio, 6),
+            "cached_prefix_tokens": s.cached_prefix_tokens,
+        },
+        "miss": _miss_json(s.miss),
+        "cost": {"usd": round(s.usd, 8), "usd_without_cache": round(s.usd_without_cache, 8)},
+        "blocks": [
+            {
+                "name": b.name,
+                "layer": b.layer,
+                "section": b.section,
+                "tokens": b.tokens,
+                "cache": b.cache,
+                "change": b.change,
+                "breakpoint": b.breakpoint,
+            }
+            for b in s.blocks
+        ],
+        "measured": _usage_json(s.measured),
+    }
+
+
+def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
+    """The JSON shape of ``analyze --json`` (issue 3)."""
+    totals = dict(a.totals)
+    totals["hit_ratio"] = round(totals["hit_ratio"], 6)
+    totals["usd"] = round(totals["usd"], 8)
+    totals["usd_without_cache"] = round(totals["usd_without_cache"], 8)
+    from assembler.analysis.measured import (  # imports this module
+        compare_measured,
+        measured_check_json,
+    )
+
+    checks = {c.step: c for c in compare_measured(a)}
+    steps: list[dict[str, Any]] = []
+    measured = [s.measured for s in a.steps if s.measured is not None]
+    for s in a.steps:
+        out = step_json(s)
+        u = s.measured
+        if u is not None:
+            # the recorded keys (input, cache_read, cache_write, output) stay; the
+            # simulator's terms are added beside them
+            out["measured"] = {
+                **(out["measured"] or {}),
+                "read": u.cache_read,
+                "write": u.cache_write,
+                "uncached": u.input,
+            }
+        check = checks.get(s.step)
+        out["measured_check"] = measured_check_json(check) if check is not None else None
+        steps.append(out)
+    if measured:  # what the provider billed, over the steps that recorded it
+        totals["measured_read"] = sum(u.cache_read for u in measured)
+        totals["measured_write"] = sum(u.cache_write for u in measured)
+        totals["measured_uncached"] = sum(u.input for u in measured)
+    return {
+        "session": a.session,
+        "layout": a.layout,
+        "provider": a.provider,
+        "model": a.model,
+        "ttl": a.ttl,
+        "approximate_tokens": a.approximate_tokens,
+        "steps": steps,
+        "totals": totals,
+    }

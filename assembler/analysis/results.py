@@ -1,0 +1,71 @@
+"""What an analysis returns: per block, per step, per session. The app codes against these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from assembler.sessions.model import Usage
+from assembler.sessions.versions import StoredText
+from assembler.sessions.versions import read as read_text
+
+
+@dataclass(frozen=True, slots=True)
+class BlockAnalysis:
+    name: str
+    layer: str  # "L0" | "L1" | "L2"
+    section: str  # "tools" | "system" | "messages"
+    tokens: int
+    cache: str  # "read" | "write" | "uncached"
+    change: str  # "new" | "changed" | "unchanged" | "released"
+    breakpoint: int | None
+    stored: str | StoredText  # the text, or a version kept as a delta (see versions.py)
+    cacheable: bool
+
+    @property
+    def text(self) -> str:
+        return read_text(self.stored)
+
+
+@dataclass(frozen=True, slots=True)
+class Miss:
+    component: str
+    layer: str
+    reason: str  # content changed | expired | below minimum | model switched | io released | history compacted | ...
+    tokens_lost: int
+    sentence: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepAnalysis:
+    step: int
+    label: str | None
+    function: str
+    call_path: tuple[str, ...]
+    depth: int
+    timestamp: datetime
+    tokens: dict[str, int]  # total, tools, L0, L1, L2 (L0 without the tools)
+    read: int
+    write: int
+    uncached: int
+    hit_ratio: float  # read / total
+    cached_prefix_tokens: int
+    miss: Miss | None
+    usd: float
+    usd_without_cache: float
+    blocks: tuple[BlockAnalysis, ...]
+    measured: Usage | None
+    provider: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class SessionAnalysis:
+    session: str
+    layout: str
+    provider: str
+    model: str
+    ttl: str
+    approximate_tokens: bool
+    steps: tuple[StepAnalysis, ...]
+    totals: dict[str, float] = field(default_factory=dict)

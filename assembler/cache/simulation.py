@@ -1,0 +1,61 @@
+"""What every simulator shares: the result of one request and the simulator interface."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from assembler.cache.store import CacheStore
+from assembler.design.wire import WireBlock
+
+# --- results and the interface ----------------------------------------------------------
+
+
+READ, WRITE, UNCACHED = "read", "write", "uncached"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheResult:
+    total: int
+    read: int
+    write: int
+    block_tokens: tuple[int, ...]
+    block_cache: tuple[str, ...]  # read | write | uncached, per block
+    expired: bool = False  # an expired entry matched beyond the read prefix
+    below_minimum: bool = False  # the request's prefixes were too short to cache
+    cached_blocks: int = 0  # leading blocks served entirely from cache
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def uncached(self) -> int:
+        return self.total - self.read - self.write
+
+
+class Simulator(Protocol):
+    provider: str
+
+    def minimum(self, model: str) -> int: ...
+
+    def request(
+        self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
+    ) -> CacheResult: ...
+
+
+def block_states(tokens: Sequence[int], read: int, write: int) -> tuple[tuple[str, ...], int]:
+    """Per block: read if it lies inside the read prefix, write if it starts inside the written part."""
+    states: list[str] = []
+    start = 0
+    full = 0
+    for n in tokens:
+        end = start + n
+        if end <= read and (n > 0 or start < read):
+            states.append(READ)
+            full += 1
+        elif start < read + write:
+            states.append(WRITE)
+        else:
+            states.append(UNCACHED)
+        start = end
+    return tuple(states), full

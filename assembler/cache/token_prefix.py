@@ -1,0 +1,172 @@
+"""Token-prefix caches (OpenAI, Gemini implicit, DeepSeek): the longest stored prefix, rounded to the provider's unit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import accumulate, repeat
+
+from assembler.cache.rules import (
+    Retention,
+    _default_retention,
+    gemini_minimum,
+    openai_increment,
+    openai_retention,
+    rules,
+)
+from assembler.cache.segmenter import Segmenter
+from assembler.cache.simulation import CacheResult, block_states
+from assembler.cache.store import CacheStore
+from assembler.design.wire import WireBlock
+
+# --- token-prefix providers ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """A request as a token-prefix simulator keyed it."""
+
+    model: str
+    blocks: tuple[WireBlock, ...]
+    keys: list[int]
+    cums: list[int]
+    block_tokens: tuple[int, ...]
+    ends: list[int]  # ends[j]: keys up to the end of block j
+
+
+class TokenPrefixSimulator:
+    """Longest-cached-token-prefix caching (OpenAI, Gemini implicit, DeepSeek).
+
+    Every request of at least the minimum stores all its segment prefixes; a
+    read is the longest run of stored leading segments, rounded down to the
+    unit and zero below the minimum.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        segmenter: Segmenter,
+        *,
+        unit: int = 1,
+        retention: Retention | None = None,
+        cache_key: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.segmenter = segmenter
+        self.unit = unit
+        self.retention = retention
+        self.cache_key = cache_key or ""
+        self._last: _Sent | None = None  # the previous request, to reuse its keys
+
+    def _keys(
+        self, blocks: Sequence[WireBlock], model: str
+    ) -> tuple[list[int], list[int], list[int], int]:
+        """Per segment (line): the key of the prefix ending there and the tokens up
+        to it; per block its tokens; and how many leading keys are the previous
+        request's. Leading blocks that are the very blocks of the previous request,
+        and the lines a changed block kept, reuse its keys (lists copied at C speed)."""
+        last = self._last
+        same = 0
+        if last is not None and last.model == model:
+            n = min(len(blocks), len(last.blocks))
+            while same < n and blocks[same] is last.blocks[same]:
+                same += 1
+        if last is not None and same:
+            reused = last.ends[same - 1]
+            keys, cums = last.keys[:reused], last.cums[:reused]
+            block_tokens, ends = list(last.block_tokens[:same]), last.ends[:same]
+            h, running = keys[-1], cums[-1]
+        else:
+            reused, keys, cums, block_tokens, ends = 0, [], [], [], []
+            h, running = hash((self.provider, model)), 0
+        known = reused
+        for index in range(same, len(blocks)):
+            b = blocks[index]
+            counts, prints, total_b = self.segmenter.segments(b)
+            start = hash((h, b.section))
+            kept = 0
+            if (
+                index == same
+                and last is not None
+                and last.model == model  # keys are chained from the model
+                and index < len(last.blocks)
+            ):
+                old = last.blocks[index]
+                if (
+                    old.name == b.name
+                    and old.section == b.section
+                    # a declared block is one segment, whatever its text's lines
+                    and old.declared_tokens is None
+                    and b.declared_tokens is None
+                ):
+                    # its first lines are the old version's: same prefix, same lines
+                    kept = self.segmenter.kept_lines(b, old.text)
+                    if kept:
+                        keys.extend(last.keys[reused : reused + kept])
+                        cums.extend(last.cums[reused : reused + kept])
+                        known += kept
+            # line i's key: everything before this block, its section, its lines 0..i
+            keys.extend(map(hash, zip(repeat(start), prints[kept:])))
+            sums = accumulate(counts[kept:], initial=cums[-1] if kept else running)
+            next(sums)
+            cums.extend(sums)
+            running += total_b
+            h = keys[-1]
+            block_tokens.append(total_b)
+            ends.append(len(keys))
+        self._last = _Sent(model, tuple(blocks), keys, cums, tuple(block_tokens), ends)
+        return keys, cums, block_tokens, known
+
+    def minimum(self, model: str) -> int:
+        if self.provider == "openai":
+            return int(rules()["openai"]["min_tokens"]["value"])
+        if self.provider == "gemini":
+            return gemini_minimum(model)
+        return int(rules()["deepseek"]["min_tokens"]["value"])
+
+    def unit_for(self, model: str) -> int:
+        return openai_increment(model) if self.provider == "openai" else self.unit
+
+    def retention_for(self, model: str) -> Retention:
+        if self.retention is not None:
+            return self.retention
+        if self.provider == "openai":
+            return openai_retention(model)
+        return _default_retention(self.provider)
+
+    def _floor(self, n: int, minimum: int, unit: int) -> int:
+        return 0 if n < minimum else n - n % unit
+
+    def request(
+        self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
+    ) -> CacheResult:
+        scope = store.scope(self.provider, model, self.cache_key)
+        now = at.timestamp()
+        previous = self._last.keys if self._last is not None else None
+        keys, cums, block_tokens, known = self._keys(blocks, model)
+        running = cums[-1] if cums else 0
+        path = scope.path
+        # what this simulator knows of the keys holds for the path only if it wrote it
+        state = scope.read_path(
+            keys, now, known if path is not None and path.keys is previous else 0
+        )
+        matched = cums[state.first_dead - 1] if state.first_dead else 0
+        expired = state.expired
+        minimum, unit = self.minimum(model), self.unit_for(model)
+        total = running
+        read = self._floor(matched, minimum, unit)
+        write = max(0, self._floor(total, minimum, unit) - read)
+        if total >= minimum:
+            scope.write_path(keys, now, self.retention_for(model), state)
+        states, full = block_states(block_tokens, read, write)
+        return CacheResult(
+            total=total,
+            read=read,
+            write=write,
+            block_tokens=tuple(block_tokens),
+            block_cache=states,
+            expired=expired,
+            below_minimum=total < minimum,
+            cached_blocks=full,
+        )

@@ -1,0 +1,135 @@
+"""Commands that look at a session without the cache engine: components, steps, render, walkthrough, doctor, generate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from assembler.analysis.layouts import load_layout
+from assembler.analysis.pipeline import SessionAssembler
+from assembler.design.components import default_registry
+from assembler.design.context import format_time
+from assembler.design.layers import Layer
+from assembler.design.wire import to_anthropic, to_openai
+from assembler.errors import UsageError
+from assembler.sessions.loader import load_session
+from assembler.sessions.replay import find_step, replay
+
+EXIT_BAD_INPUT = 2
+
+
+def _print_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> None:
+    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) if rows else len(c) for c in columns}
+    print("  ".join(c.ljust(widths[c]) for c in columns).rstrip())
+    for r in rows:
+        print("  ".join(str(r[c]).ljust(widths[c]) for c in columns).rstrip())
+
+
+def cmd_components(args: argparse.Namespace) -> int:
+    registry = default_registry()
+    rows = [
+        {
+            "name": c.name,
+            "layer": c.layer.value,
+            "order": c.order,
+            "cacheable": c.cacheable,
+            "wire": c.where.value,
+            "condition": c.condition_text,
+        }
+        for layer in Layer
+        for c in registry.layer(layer)
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        _print_table(rows, ["name", "layer", "order", "cacheable", "wire", "condition"])
+    return 0
+
+
+def cmd_steps(args: argparse.Namespace) -> int:
+    session = load_session(args.session)
+    rows: list[dict[str, Any]] = [
+        {
+            "step": s.number,
+            "label": s.label or "",
+            "function": s.function,
+            "call_path": list(s.call_path),
+            "timestamp": format_time(s.at),
+        }
+        for s in replay(session)
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        _print_table(
+            [{**r, "call_path": " → ".join(r["call_path"])} for r in rows],
+            ["step", "label", "function", "timestamp", "call_path"],
+        )
+    return 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    session = load_session(args.session)
+    assembler = SessionAssembler(session, load_layout(args.layout))
+    steps = list(assembler.steps())
+    try:
+        step = find_step(steps, args.step)
+    except ValueError as exc:
+        raise UsageError(f"--step: {exc}") from None
+    assembled = assembler.assemble(step)
+    profile = step.context.profile
+    if args.wire == "anthropic":
+        request = to_anthropic(assembled.wire, profile.model, ttl=assembler.layout.ttl or "5m")
+        print(json.dumps(request, indent=2, ensure_ascii=False))
+    elif args.wire == "openai":
+        print(
+            json.dumps(
+                to_openai(assembled.wire, profile.model, session.id), indent=2, ensure_ascii=False
+            )
+        )
+    else:
+        print(assembled.wire.text())
+    for record in assembled.assembly.errors:
+        print(f"warning: component {record.name!r} failed: {record.error}", file=sys.stderr)
+    return 0
+
+
+def cmd_walkthrough(args: argparse.Namespace) -> int:
+    session = load_session(args.session)
+    assembler = SessionAssembler(session, load_layout(args.layout))
+    labelled = [s for s in assembler.steps() if s.label]
+    if not labelled:
+        raise UsageError(f"{args.session}: no step carries a label; use render --step N")
+    for step in labelled:
+        wire = assembler.assemble(step).wire
+        rule = "=" * 78
+        print(f"{rule}\nstep {step.number} {step.label} · {' → '.join(step.call_path)}\n{rule}")
+        print(wire.text())
+        print()
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from assembler.cache.tokenizers import TokenizerError, verify
+
+    try:
+        for line in verify():
+            print(line)
+    except TokenizerError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from assembler.sessions.generator import generate_session, write_session
+
+    if args.steps < 1:
+        raise UsageError(f"--steps: expected a positive number, found {args.steps}")
+    data = generate_session(args.steps, args.seed)
+    write_session(data, Path(args.output))
+    print(f"wrote {args.output}: {args.steps} LLM calls (seed {args.seed})")
+    return 0

@@ -1,0 +1,92 @@
+"""The ``python -m assembler`` entry point: the parser and the error boundary."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from assembler.analysis.layouts import LayoutError
+from assembler.cli import analysis_commands as cli_analysis
+from assembler.cli import import_commands as cli_import
+from assembler.cli.analysis_commands import EXIT_BAD_INPUT
+from assembler.cli.inspect_commands import (
+    cmd_components,
+    cmd_doctor,
+    cmd_generate,
+    cmd_render,
+    cmd_steps,
+    cmd_walkthrough,
+)
+from assembler.design.wire import WireError
+from assembler.errors import UsageError
+from assembler.sessions.model import SessionError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 2, as for every bad input
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m assembler", description=__doc__.split("\n")[0] if __doc__ else None
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("components", help="list the registered components")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_components)
+
+    p = sub.add_parser("steps", help="list a session's steps (one per LLM call)")
+    p.add_argument("session")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_steps)
+
+    p = sub.add_parser("render", help="print what the model receives at one step")
+    p.add_argument("session")
+    p.add_argument("--step", required=True, help="1-based step number or a label such as ①")
+    p.add_argument("--layout", default="seed", help="built-in layout name or a layout file")
+    p.add_argument(
+        "--wire", choices=["anthropic", "openai"], help="print the provider request JSON"
+    )
+    p.set_defaults(run=cmd_render)
+
+    p = sub.add_parser("walkthrough", help="print the context at every labelled step")
+    p.add_argument("session")
+    p.add_argument("--layout", default="seed")
+    p.set_defaults(run=cmd_walkthrough)
+
+    p = sub.add_parser("doctor", help="check that the tokenizers load offline")
+    p.set_defaults(run=cmd_doctor)
+
+    p = sub.add_parser("generate", help="write a synthetic session for benchmarks")
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(run=cmd_generate)
+    cli_analysis.register(sub)
+    cli_import.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        code: int = args.run(args)
+        return code
+    except (UsageError, SessionError, LayoutError, WireError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the last guard: a bug still ends in one line, not a traceback
+        print(
+            f"error: internal error ({type(exc).__name__}: {exc}); please report it",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT

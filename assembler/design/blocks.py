@@ -1,0 +1,34 @@
+"""What one component did in one assembly: a block record and its status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from assembler.design.layers import Layer, Placement, wire_section
+
+
+class BlockStatus(StrEnum):
+    EMITTED = "emitted"
+    CONDITION_FALSE = "condition_false"
+    EMPTY = "empty"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockRecord:
+    """What one component did in one assembly."""
+
+    name: str
+    layer: Layer
+    order: int
+    status: BlockStatus
+    placement: Placement
+    cacheable: bool
+    text: str | None = None
+    error: str | None = None
+
+    @property
+    def section(self) -> str:
+        """tools, system or messages."""
+        return wire_section(self.placement)

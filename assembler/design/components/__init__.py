@@ -1,0 +1,20 @@
+"""The built-in components. Each module registers through the public API, exactly
+as an outside feature would: ``register_components(registry)``."""
+
+from __future__ import annotations
+
+from assembler.design.components import project, system, task
+from assembler.design.registry import Registry
+
+BUILTIN_MODULES = (system, project, task)
+
+
+def register_builtins(registry: Registry) -> Registry:
+    for module in BUILTIN_MODULES:
+        module.register_components(registry)
+    return registry
+
+
+def default_registry() -> Registry:
+    """A fresh registry holding every built-in component."""
+    return register_builtins(Registry())

@@ -1,0 +1,119 @@
+"""Built-in L2 components: this call only, delivered in the current user message."""
+
+from __future__ import annotations
+
+import json
+
+from assembler.design.components.memory import prefetch_block
+from assembler.design.context import Context, ContractKind, OutputContract, format_time
+from assembler.design.layers import Layer
+from assembler.design.registry import Registry
+
+
+def contract_sentence(contract: OutputContract) -> str:
+    """The output contract in the three forms of design §4' item 2."""
+    if contract.kind is ContractKind.DECISION:
+        return (
+            "Your output will be parsed by the caller into a decision: emit exactly one"
+            " JSON object that matches the output schema."
+        )
+    if contract.kind is ContractKind.ARTIFACT:
+        consumer = f", the deliverable `{contract.consumer}` consumes" if contract.consumer else ""
+        return f"Your output becomes `{contract.artifact}`{consumer}."
+    param = f" as its `{contract.param}`" if contract.param else ""
+    return f"Your output is passed to `{contract.next_function}`{param}."
+
+
+def first_sentence(doc: str) -> str:
+    text = " ".join(doc.split())
+    for end in (". ", "? ", "! "):
+        if end in text:
+            return text.split(end, 1)[0] + end.strip()
+    return text
+
+
+def _in_frame(ctx: Context) -> bool:
+    return ctx.frame is not None
+
+
+def _situation(ctx: Context) -> str:
+    frame = ctx.frame
+    assert frame is not None
+    lines = [f"You are running INSIDE the agentic function `{frame.function}`."]
+    if frame.doc:
+        lines.append(f"Job: {first_sentence(frame.doc)}")
+    lines.append(f"Call path: {' → '.join(frame.call_path)}")
+    if frame.position:
+        lines.append(f"Position: {frame.position}")
+    if frame.contract is not None:
+        lines.append(contract_sentence(frame.contract))
+    lines += [
+        "",
+        f"Your tool list may include `{frame.function}` itself. Do not call it: re-entering",
+        "the function you are inside recurses without end. Do the work with lower-level tools.",
+    ]
+    return "<situation>\n" + "\n".join(lines) + "\n</situation>"
+
+
+def _user_input(ctx: Context) -> str | None:
+    return ctx.frame.user_input if ctx.frame is not None else None
+
+
+def _output_schema(ctx: Context) -> str:
+    assert ctx.frame is not None and ctx.frame.output_schema is not None
+    schema = json.dumps(ctx.frame.output_schema, ensure_ascii=False, sort_keys=True)
+    return f"<output_schema>\n{schema}\n</output_schema>"
+
+
+def _timestamp(ctx: Context) -> str:
+    return f"[timestamp: {format_time(ctx.now)}]"
+
+
+def register_components(registry: Registry) -> None:
+    add = registry.component
+    add(
+        "situation",
+        Layer.L2,
+        1,
+        cacheable=False,
+        condition=_in_frame,
+        condition_text="the call runs inside an agentic function",
+        template=(
+            "<situation>You are running INSIDE the agentic function `{fn}`. Job · Call path ·"
+            " Position · output contract · recursion warning</situation>"
+        ),
+    )(_situation)
+    add(
+        "memory_prefetch",
+        Layer.L2,
+        2,
+        cacheable=False,
+        condition=lambda ctx: ctx.frame is not None and bool(ctx.frame.memory_prefetch),
+        condition_text="memory was recalled for this turn",
+        template="<memory-context>recalled, not new user input · {snippets}</memory-context>",
+    )(prefetch_block)
+    add(
+        "user_input",
+        Layer.L2,
+        3,
+        cacheable=False,
+        condition=_in_frame,
+        condition_text="always (inside a call)",
+        template="{this call's input}",
+    )(_user_input)
+    add(
+        "output_schema",
+        Layer.L2,
+        4,
+        cacheable=False,
+        condition=lambda ctx: ctx.frame is not None and ctx.frame.output_schema is not None,
+        condition_text="this step requires an output format",
+        template="<output_schema>{JSON schema}</output_schema>",
+    )(_output_schema)
+    add(
+        "timestamp",
+        Layer.L2,
+        5,
+        cacheable=False,
+        template="[timestamp: {ISO time of this call}]",
+    )(_timestamp)

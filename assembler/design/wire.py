@@ -1,0 +1,251 @@
+"""The provider-neutral request and its renderings.
+
+Wire order: tools → system (L0 part, then L1 project part) → messages (the call
+tree, then the L2 blocks of the current user message). Breakpoints ①–④ sit
+after the tools, after the L0 part, after the L1 project part and after the
+call tree. What the model reads is the blocks' text, nothing else: no layer
+labels, no breakpoint markers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assembler.design.assembly import Assembly
+from assembler.design.blocks import BlockRecord, BlockStatus
+from assembler.design.layers import Layer, Placement
+
+SEPARATOR = "\n\n"
+CIRCLED = "①②③④"
+
+#: Default breakpoint anchors, the design's ①–④.
+DEFAULT_BREAKPOINTS: tuple[str, ...] = ("tools", "system:L0", "system:L1", "history")
+BREAKPOINT_ANCHORS = {
+    "tools": "after the last tools block",
+    "system:L0": "after the L0 part of the system prompt",
+    "system:L1": "after the L1 project part of the system prompt",
+    "history": "after the call tree at the end of the history",
+}
+MAX_BREAKPOINTS = 4
+
+
+class WireError(ValueError):
+    pass
+
+
+#: The provider-neutral request section of each placement.
+SECTIONS = {
+    Placement.TOOLS: "tools",
+    Placement.SYSTEM: "system",
+    Placement.HISTORY: "messages",
+    Placement.USER_MESSAGE: "messages",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class WireBlock:
+    name: str
+    layer: Layer
+    placement: Placement
+    text: str
+    cacheable: bool
+    breakpoint: int | None = None  # 1-based number of the breakpoint placed after this block
+    declared_tokens: int | None = None  # size of content the recording lacks (no text to count)
+    role: str = "user"
+    section: str = field(init=False, default="")  # tools, system or messages
+
+    def __post_init__(self) -> None:
+        # stored, not a property: the simulators read it for every block of every step
+        object.__setattr__(self, "section", SECTIONS[self.placement])
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    blocks: tuple[WireBlock, ...]
+
+    def section(self, name: str) -> tuple[WireBlock, ...]:
+        return tuple(b for b in self.blocks if b.section == name)
+
+    @property
+    def breakpoints(self) -> tuple[int, ...]:
+        """Indices of the blocks that carry a breakpoint."""
+        return tuple(i for i, b in enumerate(self.blocks) if b.breakpoint is not None)
+
+    def system_text(self) -> str:
+        return SEPARATOR.join(b.text for b in self.section("system"))
+
+    def messages_text(self) -> str:
+        return SEPARATOR.join(b.text for b in self.section("messages"))
+
+    def text(self) -> str:
+        """The continuous text the model reads: system, then messages."""
+        parts = [self.system_text(), self.messages_text()]
+        return SEPARATOR.join(p for p in parts if p)
+
+
+def _anchor_key(block: WireBlock | BlockRecord) -> str | None:
+    """The standard anchor a block belongs to."""
+    if block.placement is Placement.TOOLS:
+        return "tools"
+    if block.placement is Placement.SYSTEM:
+        return "system:L0" if block.layer is Layer.L0 else "system:L1"
+    if block.placement is Placement.HISTORY:
+        return "history"
+    return None
+
+
+def _anchor_indices(blocks: Sequence[WireBlock | BlockRecord], anchors: Sequence[str]) -> set[int]:
+    """The index of the last block of each anchor, in one pass over the blocks."""
+    last: dict[str, int] = {}
+    for i, b in enumerate(blocks):
+        key = _anchor_key(b)
+        if key is not None:
+            last[key] = i
+        last["after:" + b.name] = i
+    if blocks:
+        last["last"] = len(blocks) - 1
+    found: set[int] = set()
+    for anchor in anchors:
+        if (
+            anchor not in BREAKPOINT_ANCHORS
+            and anchor != "last"
+            and not anchor.startswith("after:")
+        ):
+            raise WireError(
+                f"unknown breakpoint anchor {anchor!r}; expected one of "
+                f"{', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>'"
+            )
+        if anchor in last:
+            found.add(last[anchor])
+    return found
+
+
+def _marks(records: Sequence[BlockRecord], breakpoints: Sequence[str]) -> dict[int, int]:
+    """Block index → breakpoint number. A breakpoint goes on the last block of its
+    anchor; anchors with no block place none; nothing at or after the first
+    non-cacheable block is marked."""
+    if len(breakpoints) > MAX_BREAKPOINTS:
+        raise WireError(f"at most {MAX_BREAKPOINTS} breakpoints, got {len(breakpoints)}")
+    first_uncacheable = next((i for i, r in enumerate(records) if not r.cacheable), len(records))
+    marks = sorted(i for i in _anchor_indices(records, breakpoints) if i < first_uncacheable)
+    return {index: number for number, index in enumerate(marks, start=1)}
+
+
+class WireBuilder:
+    """Lays the emitted blocks of successive assemblies out in wire order.
+
+    For the assemblies of one registry, where a component name always has the
+    same layer, placement and cacheability: the breakpoints are worked out once
+    per set of emitted names, and a block whose text and breakpoint are those
+    of the last build keeps its :class:`WireBlock`, so later stages can tell an
+    unchanged block by identity.
+    """
+
+    def __init__(self, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> None:
+        self.breakpoints = tuple(breakpoints)
+        _marks([], self.breakpoints)  # reject a bad anchor list before the first step
+        self._marks: dict[tuple[str, ...], dict[int, int]] = {}
+        self._blocks: dict[str, tuple[str, int | None, WireBlock]] = {}
+
+    def build(self, assembly: Assembly) -> Wire:
+        records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
+        names = tuple(r.name for r in records)
+        numbers = self._marks.get(names)
+        if numbers is None:
+            numbers = self._marks[names] = _marks(records, self.breakpoints)
+        kept = self._blocks
+        blocks: list[WireBlock] = []
+        for i, r in enumerate(records):
+            number = numbers.get(i)
+            text = r.text or ""
+            hit = kept.get(r.name)
+            if hit is not None and hit[1] == number and (hit[0] is text or hit[0] == text):
+                blocks.append(hit[2])
+                continue
+            block = WireBlock(r.name, r.layer, r.placement, text, r.cacheable, number)
+            kept[r.name] = (text, number, block)
+            blocks.append(block)
+        return Wire(tuple(blocks))
+
+
+def build_wire(assembly: Assembly, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> Wire:
+    """Lay the emitted blocks out in wire order and mark the breakpoints."""
+    return WireBuilder(breakpoints).build(assembly)
+
+
+def _tool_list(wire: Wire) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    for block in wire.section("tools"):
+        parsed = json.loads(block.text)
+        tools.extend(parsed if isinstance(parsed, list) else [parsed])
+    return tools
+
+
+def _joined(blocks: Sequence[WireBlock]) -> list[tuple[WireBlock, str]]:
+    """Block texts with the separator the continuous text has between them."""
+    return [(b, b.text + (SEPARATOR if i < len(blocks) - 1 else "")) for i, b in enumerate(blocks)]
+
+
+def to_anthropic(wire: Wire, model: str, max_tokens: int = 4096, ttl: str = "5m") -> dict[str, Any]:
+    """An Anthropic Messages request with ``cache_control`` at the breakpoints."""
+    marker: dict[str, Any] = {"type": "ephemeral"}
+    if ttl != "5m":
+        marker["ttl"] = ttl
+    request: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    tools = _tool_list(wire)
+    tool_blocks = wire.section("tools")
+    if tools:
+        if any(b.breakpoint for b in tool_blocks):
+            tools[-1] = {**tools[-1], "cache_control": dict(marker)}
+        request["tools"] = tools
+    system = []
+    for block, text in _joined(wire.section("system")):
+        item: dict[str, Any] = {"type": "text", "text": text}
+        if block.breakpoint:
+            item["cache_control"] = dict(marker)
+        system.append(item)
+    if system:
+        request["system"] = system
+    messages: list[dict[str, Any]] = []
+    for block, text in _joined(wire.section("messages")):
+        item = {"type": "text", "text": text}
+        if block.breakpoint:
+            item["cache_control"] = dict(marker)
+        if messages and messages[-1]["role"] == block.role:
+            messages[-1]["content"].append(item)
+        else:
+            messages.append({"role": block.role, "content": [item]})
+    request["messages"] = messages
+    return request
+
+
+def to_openai(wire: Wire, model: str, cache_key: str) -> dict[str, Any]:
+    """An OpenAI Chat Completions request: no markers, a ``prompt_cache_key``."""
+    request: dict[str, Any] = {"model": model, "prompt_cache_key": cache_key}
+    tools = _tool_list(wire)
+    if tools:
+        request["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t["name"],
+                    "description": t.get("description", ""),
+                    "parameters": t.get("input_schema", {"type": "object"}),
+                },
+            }
+            for t in tools
+        ]
+    messages: list[dict[str, Any]] = []
+    if wire.section("system"):
+        messages.append({"role": "system", "content": wire.system_text()})
+    for block, text in _joined(wire.section("messages")):
+        part = {"type": "text", "text": text}
+        if len(messages) > 1 and messages[-1]["role"] == block.role:
+            messages[-1]["content"].append(part)
+        else:
+            messages.append({"role": block.role, "content": [part]})
+    request["messages"] = messages
+    return request

@@ -1,0 +1,50 @@
+"""Importers: foreign transcripts and request logs → ``context-session/1`` data.
+
+``import_file(format, path, count)`` returns schema-valid session data;
+``import_session`` also returns the warnings (malformed lines skipped).
+``count`` counts a text's tokens (to size what a transcript does not record);
+:mod:`assembler.analysis.importing` supplies the default tokenizer.
+Formats are documented in docs/importers.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from assembler.sessions.importers.history import Imported, TokenCount
+from assembler.sessions.importers.records import ImporterError
+
+FORMATS = ("claude-code", "codex", "requests")
+
+
+def import_session(
+    format: str, path: Path, count: TokenCount, *, subagents: Path | None = None
+) -> Imported:
+    """Import ``path`` read as ``format``; raises :class:`ImporterError` (one line)."""
+    if format == "claude-code":
+        from assembler.sessions.importers.claude_code import import_claude_code
+
+        return import_claude_code(path, count, subagents=subagents)
+    if subagents is not None:
+        raise ImporterError(str(path), f"--subagents applies to claude-code, not to {format}")
+    if format == "codex":
+        from assembler.sessions.importers.codex import import_codex
+
+        return import_codex(path, count)
+    if format == "requests":
+        from assembler.sessions.importers.requests_log import import_requests
+
+        return import_requests(path)
+    raise ImporterError(
+        str(path), f"unknown format {format!r}; expected one of {', '.join(FORMATS)}"
+    )
+
+
+def import_file(
+    format: str, path: Path, count: TokenCount, *, subagents: Path | None = None
+) -> dict[str, Any]:
+    return import_session(format, path, count, subagents=subagents).data
+
+
+__all__ = ["FORMATS", "Imported", "ImporterError", "import_file", "import_session"]

@@ -1,0 +1,281 @@
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Each line is ``{"timestamp", "type", "payload"}``. Read: ``session_meta`` (id,
+cwd, model_provider, git), ``turn_context`` (model), ``response_item``
+(``message``, ``function_call`` / ``function_call_output``,
+``custom_tool_call`` / ``custom_tool_call_output``, ``local_shell_call``,
+``web_search_call``; ``reasoning`` is left out), ``event_msg`` (``user_message``
+starts a turn, ``token_count`` closes a request with its usage) and
+``compacted``. See docs/importers.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from assembler.sessions.importers.history import (
+    Entry,
+    Events,
+    Imported,
+    Item,
+    Request,
+    TokenCount,
+    ToolDone,
+    TurnStart,
+    content_text,
+    history_blocks,
+    infer_prefix,
+    json_text,
+    session_doc,
+    unrecorded_block,
+)
+from assembler.sessions.importers.records import (
+    Record,
+    Skipped,
+    as_int,
+    iter_items,
+    kind,
+    no_requests,
+    openai_usage,
+    read_jsonl,
+)
+
+AGENT = "codex"
+ROOT = "codex_session"
+OUTPUT_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+RESULT_ITEMS = ("function_call_output", "custom_tool_call_output")
+
+
+@dataclass
+class _Reader:
+    entries: list[Entry] = field(default_factory=list)
+    history: list[Item] = field(default_factory=list)
+    model: str = ""
+    open: Request | None = None
+    awaiting: Request | None = None  # the last request still without usage
+    calls: dict[str, tuple[str, str]] = field(default_factory=dict)  # call_id → (name, input)
+    previous_total: dict[str, int] | None = None
+    pending_label: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    explicit_turns: bool = False
+    user_items: list[tuple[datetime, str]] = field(default_factory=list)
+
+    def read(self, rec: Record) -> None:
+        rtype = rec.data.get("type")
+        if rtype not in ("session_meta", "turn_context", "response_item", "event_msg", "compacted"):
+            return
+        payload = rec.get_map("payload")
+        at = rec.at()
+        if rtype == "session_meta":
+            self.meta = dict(payload)
+        elif rtype == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str) and model:
+                self.model = model
+            if isinstance(payload.get("cwd"), str):
+                self.meta.setdefault("cwd", payload["cwd"])
+        elif rtype == "compacted":
+            self._compacted(payload)
+        elif rtype == "event_msg":
+            self._event(rec, at, payload)
+        else:
+            self._item(rec, at, payload)
+
+    def _compacted(self, payload: Mapping[str, Any]) -> None:
+        # Compaction rewrites the history: the replacement (or the summary) is all that stays.
+        self._close()
+        replacement = payload.get("replacement_history")
+        self.history = []
+        if isinstance(replacement, list):
+            for item in iter_items(replacement):
+                got = _history_item(item)
+                if got is not None:
+                    self.history.append(got)
+        else:
+            self.history.append(Item("user", "summary", content_text(payload.get("message"))))
+        self.pending_label = "compaction"
+
+    def _event(self, rec: Record, at: datetime, payload: Mapping[str, Any]) -> None:
+        etype = payload.get("type")
+        if etype == "user_message":
+            self._close()
+            self.explicit_turns = True
+            self.entries.append(TurnStart(at, content_text(payload.get("message"))))
+        elif etype == "token_count":
+            info = payload.get("info")
+            if info is None:
+                return  # emitted before any usage is known (rate limits only)
+            if not isinstance(info, Mapping):
+                raise rec.fail(f"payload.info: expected an object or null, found {kind(info)}")
+            usage = self._usage(info)
+            # The count may come after the tool output that closed the request.
+            if self.awaiting is not None and usage is not None:
+                self.awaiting.usage = usage
+                self.awaiting = None
+                self._close()
+
+    def _usage(self, info: Mapping[str, Any]) -> dict[str, int] | None:
+        last, total = info.get("last_token_usage"), info.get("total_token_usage")
+        if isinstance(total, Mapping):
+            total_now = {
+                k: as_int(total.get(k))
+                for k in ("input_tokens", "cached_input_tokens", "output_tokens")
+            }
+            if not isinstance(last, Mapping) and self.previous_total is not None:
+                last = {k: v - self.previous_total[k] for k, v in total_now.items()}
+            elif not isinstance(last, Mapping):
+                last = total_now
+            self.previous_total = total_now
+        if not isinstance(last, Mapping):
+            return None
+        # Codex's input_tokens INCLUDES cached_input_tokens; output_tokens includes reasoning.
+        return openai_usage(
+            as_int(last.get("input_tokens")),
+            as_int(last.get("cached_input_tokens")),
+            0,
+            as_int(last.get("output_tokens")),
+        )
+
+    def _item(self, rec: Record, at: datetime, payload: Mapping[str, Any]) -> None:
+        itype = payload.get("type")
+        item = _history_item(payload)
+        assistant_side = (
+            itype == "message" and payload.get("role") == "assistant"
+        ) or itype in OUTPUT_ITEMS
+        if assistant_side:
+            if self.open is None:
+                if not self.model:
+                    raise rec.fail(
+                        "expected a turn_context with the model before the first response"
+                    )
+                self.open = Request(at, self.model, list(self.history), label=self.pending_label)
+                self.pending_label = None
+                self.entries.append(self.open)
+                self.awaiting = self.open
+            if item is not None:
+                self.open.output.append(item)
+        elif itype != "reasoning":
+            self._close()
+        if itype in OUTPUT_ITEMS and isinstance(payload.get("call_id"), str):
+            self.calls[payload["call_id"]] = (_call_name(payload), _call_input(payload))
+        if itype in RESULT_ITEMS:
+            name, args = self.calls.get(str(payload.get("call_id")), ("tool", ""))
+            self.entries.append(ToolDone(at, name, args, content_text(payload.get("output"))))
+        if itype == "message" and payload.get("role") == "user" and item is not None:
+            self.user_items.append((at, item.text))
+        if item is not None:
+            self.history.append(item)
+
+    def _close(self) -> None:
+        self.open = None
+
+
+def _call_name(payload: Mapping[str, Any]) -> str:
+    name = payload.get("name")
+    return name[:200] if isinstance(name, str) and name else str(payload.get("type"))
+
+
+def _call_input(payload: Mapping[str, Any]) -> str:
+    for key in ("arguments", "input", "action"):
+        value = payload.get(key)
+        if value is not None:
+            return value if isinstance(value, str) else json_text(value)
+    return ""
+
+
+def _history_item(payload: Mapping[str, Any]) -> Item | None:
+    """How an item is sent back as input; reasoning (encrypted) is left out."""
+    itype = payload.get("type")
+    if itype == "message":
+        role = payload.get("role")
+        what = "text" if role in ("user", "assistant") else str(role)
+        return Item(
+            "assistant" if role == "assistant" else "user",
+            what,
+            content_text(payload.get("content")),
+        )
+    if itype in OUTPUT_ITEMS:
+        body = {k: v for k, v in payload.items() if k not in ("id", "status")}
+        return Item("assistant", str(itype), json_text(body), _call_name(payload))
+    if itype in RESULT_ITEMS:
+        return Item("user", str(itype), content_text(payload.get("output")))
+    return None
+
+
+def import_codex(path: Path, count: TokenCount) -> Imported:
+    skipped = Skipped()
+    reader = _Reader()
+    for rec in read_jsonl(path, skipped):
+        reader.read(rec)
+    requests = [e for e in reader.entries if isinstance(e, Request)]
+    if not requests:
+        raise no_requests(str(path), "response_item records after a turn_context with the model")
+    entries = reader.entries
+    if not reader.explicit_turns:
+        # Older rollouts lack user_message events: a user message that is not
+        # injected context (those start with "<") starts a turn.
+        turns: list[Entry] = [
+            TurnStart(at, text) for at, text in reader.user_items if not text.startswith("<")
+        ]
+        entries = sorted([*turns, *entries], key=lambda e: e.at)
+    prefix = infer_prefix([(r.usage, r.history) for r in requests], count)
+    events = Events()
+    model = requests[0].model
+    events.enter(entries[0].at, ROOT)
+    turn, in_turn, answer = 0, False, ""
+    for e in entries:
+        if isinstance(e, TurnStart):
+            if in_turn:
+                events.exit(events.last or e.at, answer or None)
+            turn += 1
+            events.enter(e.at, f"turn_{turn}", e.prompt)
+            in_turn, answer = True, ""
+            continue
+        if not in_turn:
+            turn += 1
+            events.enter(e.at, f"turn_{turn}")
+            in_turn = True
+        if isinstance(e, ToolDone):
+            events.add("tool", e.at, name=e.name, input=e.input, output=e.output)
+            continue
+        label = e.label
+        if e.model != model:
+            events.add("change", e.at, model=e.model)
+            model, label = e.model, label or "model-switch"
+        # OpenAI caches prefixes automatically: no breakpoints are marked.
+        prefix_block = unrecorded_block(prefix)
+        del prefix_block["breakpoint"]
+        text = "\n".join(i.text if i.kind == "text" else f"[{i.kind} {i.label}]" for i in e.output)
+        answer = next((i.text for i in reversed(e.output) if i.kind == "text"), answer)
+        events.add(
+            "llm",
+            e.at,
+            label=events.unique_label(label) if label else None,
+            output=text,
+            usage=e.usage,
+            request={"blocks": [prefix_block, *history_blocks(e.history)]},
+        )
+    end = events.last or entries[0].at
+    if in_turn:
+        events.exit(end, answer or None)
+    events.exit(end)
+    meta = reader.meta
+    environment: dict[str, Any] = {"harness": "Codex CLI"}
+    if isinstance(meta.get("cwd"), str):
+        environment["cwd"] = meta["cwd"]
+    if "git" in meta:
+        environment["git_repo"] = isinstance(meta["git"], Mapping)
+    provider = meta.get("model_provider")
+    data = session_doc(
+        id=meta["id"] if isinstance(meta.get("id"), str) and meta["id"] else path.stem,
+        agent=AGENT,
+        provider=provider[:200] if isinstance(provider, str) and provider else "openai",
+        model=requests[0].model,
+        environment=environment,
+        events=events.events,
+    )
+    return Imported(data, skipped.warnings(str(path)))

@@ -1,0 +1,255 @@
+"""Transcript entries turned into requests, blocks and a session document."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from assembler.design.context import format_time
+from assembler.sessions.importers.records import UNRECORDED_TEXT, total_input
+from assembler.sessions.model import FORMAT
+
+# --- blocks ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """One content item of the history: a message block once placed in a request."""
+
+    role: str  # user | assistant
+    kind: str  # text | tool_use | tool_result | summary | image | …
+    text: str
+    label: str = ""  # e.g. the tool name
+
+    def block(self, index: int) -> dict[str, Any]:
+        name = f"messages[{index}] {self.kind}" + (f" {self.label}" if self.label else "")
+        return {"section": "messages", "name": name, "role": self.role, "text": self.text}
+
+
+# --- what a transcript reader collects, in order ------------------------------------
+
+
+@dataclass
+class TurnStart:
+    """The user starts a turn: becomes one agentic function in the call tree."""
+
+    at: datetime
+    prompt: str
+
+
+@dataclass
+class Request:
+    """One API request: the history as sent, then what came back."""
+
+    at: datetime
+    model: str
+    history: list[Item]
+    output: list[Item] = field(default_factory=list)
+    usage: dict[str, int] | None = None
+    label: str | None = None
+
+
+@dataclass
+class ToolDone:
+    """A plain tool call with its result; ``agent_id`` links a subagent's transcript."""
+
+    at: datetime
+    name: str
+    input: str
+    output: str
+    agent_id: str | None = None
+
+
+Entry = TurnStart | Request | ToolDone
+
+
+def unrecorded_block(tokens: int, who: str = "") -> dict[str, Any]:
+    """The system prompt and tools a transcript does not record, sized from usage.
+
+    ``who`` keeps a subagent's prefix distinct from the main agent's, so the cache
+    simulator does not count one as a hit on the other.
+    """
+    text = UNRECORDED_TEXT if not who else UNRECORDED_TEXT.replace("[", f"[{who}: ", 1)
+    return {
+        "section": "system",
+        "name": "unrecorded prefix",
+        "text": text,
+        "tokens": max(0, tokens),
+        "breakpoint": True,
+    }
+
+
+def history_blocks(items: list[Item]) -> list[dict[str, Any]]:
+    return [item.block(i) for i, item in enumerate(items)]
+
+
+def json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=False)
+
+
+def content_text(content: Any) -> str:
+    """Text of a tool_result / message content: a string or a list of text parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, Mapping):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif part.get("type") in ("image", "input_image"):
+                    parts.append("[image]")
+            elif isinstance(part, str):
+                parts.append(part)
+        return "\n".join(parts)
+    if content is None:
+        return ""
+    return json_text(content)
+
+
+# --- the event stream -----------------------------------------------------------------
+
+
+@dataclass
+class Events:
+    """The event list under construction.
+
+    Times are clamped so they never go backwards: parallel work (two subagents
+    running at once) is written one call after the other, and the schema forbids
+    time going backwards.
+    """
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    last: datetime | None = None
+    labels: dict[str, int] = field(default_factory=dict)
+    stack: list[str] = field(default_factory=list)
+
+    def _at(self, at: datetime) -> str:
+        if self.last is not None and at < self.last:
+            at = self.last
+        self.last = at
+        return format_time(at)
+
+    def add(self, kind_: str, at: datetime, **fields: Any) -> None:
+        self.events.append(
+            {
+                "type": kind_,
+                "at": self._at(at),
+                **{k: v for k, v in fields.items() if v is not None},
+            }
+        )
+
+    def enter(self, at: datetime, function: str, input: str | None = None) -> None:
+        self.add("enter", at, function=function, input=input)
+        self.stack.append(function)
+
+    def exit(self, at: datetime, output: str | None = None) -> None:
+        self.add("exit", at, function=self.stack.pop(), output=output)
+
+    def unique_label(self, label: str) -> str:
+        n = self.labels[label] = self.labels.get(label, 0) + 1
+        return label if n == 1 else f"{label}-{n}"
+
+    def close_all(self, at: datetime) -> None:
+        while self.stack:
+            self.exit(at)
+
+
+def _same_but_marker(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return {k: v for k, v in a.items() if k != "breakpoint"} == {
+        k: v for k, v in b.items() if k != "breakpoint"
+    }
+
+
+def compact_requests(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Write each recorded request as ``keep`` (the blocks it shares with the previous
+    request) plus its new blocks, so a long transcript's history is written once
+    instead of once per request. Reading the session expands them again."""
+    out: list[dict[str, Any]] = []
+    before: list[dict[str, Any]] | None = None
+    for event in events:
+        request = event.get("request") if event.get("type") == "llm" else None
+        if request is None:
+            out.append(event)
+            continue
+        blocks: list[dict[str, Any]] = request["blocks"]
+        if "keep" in request:  # already written this way: what it reads back as
+            if before is not None:
+                marked = set(request.get("breakpoints", []))
+                kept = before[: request["keep"]]
+                blocks = [{**b, "breakpoint": k in marked} for k, b in enumerate(kept)] + blocks
+            out.append(event)
+            before = blocks
+            continue
+        keep = 0
+        if before is not None:
+            limit = min(len(before), len(blocks))
+            while keep < limit and _same_but_marker(before[keep], blocks[keep]):
+                keep += 1
+        if keep:
+            compact: dict[str, Any] = {"keep": keep, "blocks": blocks[keep:]}
+            marks = [k for k in range(keep) if blocks[k].get("breakpoint")]
+            if marks:
+                compact["breakpoints"] = marks
+            event = {**event, "request": compact}
+        out.append(event)
+        before = blocks
+    return out
+
+
+def session_doc(
+    *,
+    id: str,
+    agent: str,
+    provider: str,
+    model: str,
+    environment: Mapping[str, Any] | None,
+    events: list[dict[str, Any]],
+    title: str | None = None,
+) -> dict[str, Any]:
+    session: dict[str, Any] = {
+        "id": (id or "imported")[:200],
+        "agent": {"name": agent},
+        "provider": provider,
+        "model": model[:200] or "unknown",
+    }
+    if title:
+        session["title"] = title
+    if environment:
+        session["environment"] = dict(environment)
+    return {"format": FORMAT, "session": session, "events": compact_requests(events)}
+
+
+@dataclass(frozen=True)
+class Imported:
+    data: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+
+
+# --- the unrecorded prefix ------------------------------------------------------------
+
+
+TokenCount = Callable[[str], int]
+"""Counts a text's tokens. The caller brings it: sessions do not depend on the cache engine."""
+
+
+def counted_tokens(items: list[Item], count: TokenCount) -> int:
+    """Tokens of the recorded history."""
+    return sum(count(item.text) for item in items)
+
+
+def infer_prefix(
+    requests: list[tuple[dict[str, int] | None, list[Item]]], count: TokenCount
+) -> int:
+    """Size of what a transcript does not record (system prompt + tools).
+
+    Each request's measured total input is the prefix plus its history. The
+    prefix is taken as the smallest ``total - counted history`` over the requests
+    with usage, floored at 0: the smallest, because history we under-count
+    (omitted thinking, images) only ever makes the difference larger.
+    """
+    gaps = [total_input(u) - counted_tokens(items, count) for u, items in requests if u is not None]
+    return max(0, min(gaps)) if gaps else 0

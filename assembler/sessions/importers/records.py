@@ -1,0 +1,198 @@
+"""Reading transcript records and their billed usage."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+MAX_BYTES = 200 * 1024 * 1024  # transcripts grow large; refuse what cannot be a transcript
+UNRECORDED_TEXT = "[system prompt and tool definitions: not recorded in the transcript]"
+PREVIEW = 60
+
+
+class ImporterError(ValueError):
+    """A foreign file cannot be imported. ``str()`` is one line: file, line, what was expected."""
+
+    def __init__(self, source: str, message: str, *, line: int | None = None) -> None:
+        self.source = source
+        self.line = line
+        self.message = " ".join(message.split())
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {self.message}")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One JSON object of a JSON Lines file, with its 1-based line."""
+
+    line: int
+    data: Mapping[str, Any]
+    source: str
+
+    def fail(self, message: str) -> ImporterError:
+        return ImporterError(self.source, message, line=self.line)
+
+    def get_str(self, key: str, default: str | None = None) -> str:
+        value = self.data.get(key, default)
+        if not isinstance(value, str):
+            raise self.fail(f"{key}: expected a string, found {kind(value)}")
+        return value
+
+    def get_map(self, key: str) -> Mapping[str, Any]:
+        value = self.data.get(key)
+        if not isinstance(value, Mapping):
+            raise self.fail(f"{key}: expected an object, found {kind(value)}")
+        return value
+
+    def at(self, key: str = "timestamp") -> datetime:
+        return parse_time(self.get_str(key), self)
+
+
+@dataclass
+class Skipped:
+    """Lines that were not JSON objects: skipped, counted, the first one described."""
+
+    count: int = 0
+    first_line: int = 0
+    first_source: str = ""
+    first_reason: str = ""
+
+    def add(self, source: str, line: int, reason: str) -> None:
+        if self.count == 0:
+            self.first_source, self.first_line, self.first_reason = source, line, reason
+        self.count += 1
+
+    def warnings(self, main: str) -> tuple[str, ...]:
+        """``skipped N malformed lines (first at line K: …)``, naming the file if not ``main``."""
+        if not self.count:
+            return ()
+        plural = "line" if self.count == 1 else "lines"
+        where = f"line {self.first_line}"
+        if self.first_source != main:
+            where += f" of {self.first_source}"
+        return (f"skipped {self.count} malformed {plural} (first at {where}: {self.first_reason})",)
+
+
+def kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def read_jsonl(path: Path, skipped: Skipped) -> list[Record]:
+    """Every line holding a JSON object; other non-blank lines are skipped and counted.
+
+    A recording cut short ends in a truncated line, and a crashed writer can leave
+    garbage in the middle: neither should cost the user the rest of the file.
+    """
+    source = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise ImporterError(source, f"the file is {size:,} bytes; the limit is {MAX_BYTES:,}")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ImporterError(source, f"cannot read the file: {exc.strerror or exc}") from None
+    records: list[Record] = []
+    for number, line in enumerate(raw.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            skipped.add(source, number, f"not UTF-8 text (byte {exc.start})")
+            continue
+        except (json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            skipped.add(source, number, f"not valid JSON: {reason}")
+            continue
+        if not isinstance(value, dict):
+            skipped.add(source, number, f"expected a JSON object, found {kind(value)}")
+            continue
+        records.append(Record(number, value, source))
+    return records
+
+
+def parse_time(text: str, record: Record) -> datetime:
+    """ISO 8601 with a zone; a time without one is read as UTC (transcripts write ``Z``)."""
+    try:
+        at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise record.fail(f"expected an ISO 8601 timestamp, found {text[:40]!r}") from None
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def preview(text: str, limit: int = PREVIEW) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def as_int(value: Any) -> int:
+    """A usage count: non-negative integers only; anything else counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+# --- usage ----------------------------------------------------------------------------
+
+
+def usage(input: int, cache_read: int, cache_write: int, output: int) -> dict[str, int]:
+    return {
+        "input": max(0, input),
+        "cache_read": max(0, cache_read),
+        "cache_write": max(0, cache_write),
+        "output": max(0, output),
+    }
+
+
+def anthropic_usage(u: Mapping[str, Any]) -> dict[str, int]:
+    """Anthropic ``input_tokens`` already excludes cached tokens.
+
+    ``cache_creation_input_tokens`` is the write total; when only the 5m/1h split
+    is given, the split is summed.
+    """
+    write = as_int(u.get("cache_creation_input_tokens"))
+    split = u.get("cache_creation")
+    if not write and isinstance(split, Mapping):
+        write = as_int(split.get("ephemeral_5m_input_tokens")) + as_int(
+            split.get("ephemeral_1h_input_tokens")
+        )
+    return usage(
+        as_int(u.get("input_tokens")),
+        as_int(u.get("cache_read_input_tokens")),
+        write,
+        as_int(u.get("output_tokens")),
+    )
+
+
+def openai_usage(total_input: int, cached: int, written: int, output: int) -> dict[str, int]:
+    """OpenAI input counts INCLUDE cached (and written) tokens: take them out."""
+    return usage(total_input - cached - written, cached, written, output)
+
+
+def total_input(u: Mapping[str, int]) -> int:
+    return u["input"] + u["cache_read"] + u["cache_write"]
+
+
+def no_requests(source: str, what: str) -> ImporterError:
+    return ImporterError(source, f"no API request found; expected {what}")
+
+
+def iter_items(value: Any) -> Iterator[Mapping[str, Any]]:
+    if isinstance(value, list):
+        for v in value:
+            if isinstance(v, Mapping):
+                yield v

@@ -1,0 +1,329 @@
+"""Load a session: read, validate, and build the typed values."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from assembler.design.calltree import Expose, RenderRange
+from assembler.design.context import (
+    Agent,
+    Bindings,
+    ContractKind,
+    Environment,
+    Memory,
+    MemoryState,
+    OutputContract,
+    Profile,
+    Skill,
+    Tool,
+    WorkspaceFile,
+)
+from assembler.sessions.model import (
+    MAX_BYTES,
+    Change,
+    Enter,
+    Event,
+    Exit,
+    FunctionSpec,
+    LLMCall,
+    RecordedBlock,
+    Session,
+    SessionError,
+    ToolCall,
+    Usage,
+)
+from assembler.sessions.reader import kind_of, read_jsonl, read_one_line_json, read_yaml
+from assembler.sessions.validation import validate
+
+# --- typing -------------------------------------------------------------------
+
+
+def _time(text: str, source: str, line: int | None, field: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise SessionError(
+            source, f"expected a real date and time, found {kind_of(text)}", line=line, field=field
+        ) from None
+
+
+def _tool(raw: Mapping[str, Any]) -> Tool:
+    return Tool(raw["name"], raw["description"], raw["input_schema"], raw.get("source"))
+
+
+def _range(raw: Mapping[str, Any] | None) -> RenderRange | None:
+    if raw is None:
+        return None
+    return RenderRange(callers=raw.get("callers"), subcalls=raw.get("subcalls", -1))
+
+
+def _profile(raw: Mapping[str, Any]) -> Profile:
+    agent = raw["agent"]
+    env = raw.get("environment", {})
+    mem = raw.get("memory", {})
+    bindings = raw.get("bindings")
+    return Profile(
+        agent=Agent(
+            name=agent["name"],
+            id=agent.get("id", "main"),
+            description=agent.get("description", ""),
+            inline_prompt=agent.get("inline_prompt"),
+        ),
+        provider=raw["provider"],
+        model=raw["model"],
+        channel=raw.get("channel", "webui"),
+        environment=Environment(**env),
+        skills=tuple(Skill(s["name"], s.get("description", "")) for s in raw.get("skills", [])),
+        tools=tuple(_tool(t) for t in raw.get("tools", [])),
+        deferred_tools=tuple(raw.get("deferred_tools", [])),
+        computer_use=raw.get("computer_use", False),
+        memory=Memory(
+            backend=mem.get("backend", "none"),
+            state=MemoryState(mem.get("state", "healthy")),
+            subsystem=mem.get("subsystem", "the background memory writer"),
+            workspace=mem.get("workspace"),
+            budget_tokens=mem.get("budget_tokens"),
+            global_summary=mem.get("global", ""),
+            project=mem.get("project", ""),
+        ),
+        workspace_files=tuple(
+            WorkspaceFile(f["path"], f["content"]) for f in raw.get("workspace_files", [])
+        ),
+        user_profile=raw.get("user_profile", ""),
+        bindings=Bindings(
+            session_id=bindings["session_id"],
+            model=bindings["model"],
+            thinking=bindings.get("thinking", "off"),
+            tier=bindings.get("tier", "default"),
+        )
+        if bindings
+        else None,
+    )
+
+
+def _check_zone(zone: str, source: str, line: int | None) -> None:
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise SessionError(
+            source,
+            f"expected an IANA time zone such as Europe/Berlin or UTC, found {kind_of(zone)}",
+            line=line,
+            field="session.environment.timezone",
+        ) from None
+
+
+#: The request of the latest earlier llm event that has one: (event index, blocks).
+Previous = tuple[int, tuple[RecordedBlock, ...]] | None
+
+
+def _recorded(
+    raw: Mapping[str, Any], previous: Previous, source: str, line: int | None, where: str
+) -> tuple[RecordedBlock, ...]:
+    """A recorded request; ``keep: N`` starts it with the previous request's first N blocks.
+
+    Kept blocks come without their cache markers: ``breakpoints`` lists the ones
+    that carry a marker in this request. A history that only grows is thus
+    written once, not again with every request.
+    """
+    keep = raw.get("keep", 0)
+    kept: tuple[RecordedBlock, ...] = ()
+    if keep:
+        if previous is None:
+            raise SessionError(
+                source,
+                "no earlier llm event has a request to keep blocks from",
+                line=line,
+                field=f"{where}.keep",
+            )
+        at, before = previous
+        if keep > len(before):
+            raise SessionError(
+                source,
+                f"expected at most {len(before)}, the number of blocks in the request of "
+                f"events[{at}]; found {keep}",
+                line=line,
+                field=f"{where}.keep",
+            )
+        marks = raw.get("breakpoints", [])
+        for k, mark in enumerate(marks):
+            if mark >= keep:
+                raise SessionError(
+                    source,
+                    f"expected the index of a kept block (0 to {keep - 1}), found {mark}",
+                    line=line,
+                    field=f"{where}.breakpoints[{k}]",
+                )
+        marked = set(marks)
+        kept = tuple(
+            b if b.breakpoint == (k in marked) else replace(b, breakpoint=k in marked)
+            for k, b in enumerate(before[:keep])
+        )
+    elif "breakpoints" in raw:
+        raise SessionError(
+            source,
+            "breakpoints marks kept blocks; it goes with keep",
+            line=line,
+            field=f"{where}.breakpoints",
+        )
+    if not keep and not raw["blocks"]:
+        raise SessionError(
+            source,
+            "expected at least one block (or keep, to start from the previous request)",
+            line=line,
+            field=f"{where}.blocks",
+        )
+    counts: dict[str, int] = {}
+    for b in kept:
+        counts[b.section] = counts.get(b.section, -1) + 1
+    blocks = list(kept)
+    for b in raw["blocks"]:
+        n = counts[b["section"]] = counts.get(b["section"], -1) + 1
+        blocks.append(
+            RecordedBlock(
+                section=b["section"],
+                name=b.get("name", f"{b['section']}[{n}]"),
+                text=b.get("text", ""),
+                role=b.get("role", "user"),
+                layer=b.get("layer"),
+                tokens=b.get("tokens"),
+                breakpoint=b.get("breakpoint", False),
+            )
+        )
+    return tuple(blocks)
+
+
+def _event(
+    raw: Mapping[str, Any], index: int, line: int | None, source: str, previous: Previous = None
+) -> Event:
+    at = _time(raw["at"], source, line, f"events[{index}].at")
+    kind = raw["type"]
+    base: dict[str, Any] = {"index": index, "at": at, "line": line}
+    if kind == "enter":
+        expose = raw.get("expose")
+        return Enter(
+            **base,
+            function=raw["function"],
+            input=raw.get("input"),
+            dispatched_by=raw.get("dispatched_by"),
+            doc=raw.get("doc"),
+            expose=Expose(expose) if expose else None,
+        )
+    if kind == "exit":
+        return Exit(
+            **base,
+            function=raw["function"],
+            output=raw.get("output"),
+            key_output=raw.get("key_output"),
+        )
+    if kind == "llm":
+        c = raw.get("contract")
+        u = raw.get("usage")
+        return LLMCall(
+            **base,
+            label=raw.get("label"),
+            input=raw.get("input", ""),
+            output=raw.get("output", ""),
+            position=raw.get("position"),
+            contract=OutputContract(
+                kind=ContractKind(c["kind"]),
+                artifact=c.get("artifact"),
+                consumer=c.get("consumer"),
+                next_function=c.get("next_function"),
+                param=c.get("param"),
+            )
+            if c
+            else None,
+            output_schema=raw.get("output_schema"),
+            memory_prefetch=raw.get("memory_prefetch"),
+            usage=Usage(**u) if u is not None else None,
+            request=_recorded(raw["request"], previous, source, line, f"events[{index}].request")
+            if "request" in raw
+            else None,
+        )
+    if kind == "tool":
+        return ToolCall(**base, name=raw["name"], input=raw.get("input"), output=raw.get("output"))
+    state = raw.get("memory_state")
+    return Change(
+        **base,
+        memory_state=MemoryState(state) if state else None,
+        add_tools=tuple(_tool(t) for t in raw.get("add_tools", [])),
+        remove_tools=tuple(raw.get("remove_tools", [])),
+        provider=raw.get("provider"),
+        model=raw.get("model"),
+        channel=raw.get("channel"),
+    )
+
+
+def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = None) -> Session:
+    """Parse and validate session text. ``jsonl`` defaults to sniffing the first line."""
+    if jsonl is None:
+        first = text.lstrip()[:1]
+        jsonl = source.endswith(".jsonl") or (first == "{" and "\n{" in text.strip())
+    lines: Mapping[tuple[str | int, ...], int]
+    try:
+        if jsonl:
+            data, lines = read_jsonl(text, source)
+        else:
+            data, lines = read_one_line_json(text) or read_yaml(text, source)
+        validate(data, source, lines)
+    except RecursionError:
+        raise SessionError(source, "values are nested too deeply to read") from None
+    raw_session = data["session"]
+    zone = raw_session.get("environment", {}).get("timezone")
+    if zone is not None:
+        _check_zone(zone, source, lines.get(("session", "environment", "timezone")))
+    functions = {
+        name: FunctionSpec(
+            doc=spec.get("doc", ""),
+            expose=Expose(spec["expose"]) if "expose" in spec else None,
+            render_range=_range(spec.get("render_range")),
+        )
+        for name, spec in raw_session.get("functions", {}).items()
+    }
+    events: list[Event] = []
+    previous: Previous = None
+    for i, raw in enumerate(data["events"]):
+        event = _event(raw, i, lines.get(("events", i)), source, previous)
+        if isinstance(event, LLMCall) and event.request is not None:
+            previous = (i, event.request)
+        events.append(event)
+    return Session(
+        source=source,
+        id=raw_session["id"],
+        title=raw_session.get("title", raw_session["id"]),
+        profile=_profile(raw_session),
+        functions=functions,
+        events=tuple(events),
+    )
+
+
+def load_session(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Session:
+    """Read a ``.yaml`` / ``.yml`` / ``.json`` / ``.jsonl`` session file."""
+    p = Path(path)
+    source = str(path)
+    try:
+        size = p.stat().st_size
+        if size > max_bytes:
+            raise SessionError(source, f"the file is {size:,} bytes; the limit is {max_bytes:,}")
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise SessionError(source, f"cannot read the file: {exc.strerror or exc}") from None
+    return parse_bytes(raw, source)
+
+
+def parse_bytes(raw: bytes, source: str) -> Session:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SessionError(source, f"not UTF-8 text (byte {exc.start})") from None
+    return parse_session(text.removeprefix("\ufeff"), source)
+
+
+def iter_events(session: Session) -> Iterator[Event]:
+    return iter(session.events)

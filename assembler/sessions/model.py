@@ -1,0 +1,135 @@
+"""The recorded-session values: profile, events, usage; frozen, typed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from assembler.design.calltree import Expose, RenderRange
+from assembler.design.context import (
+    MemoryState,
+    OutputContract,
+    Profile,
+    Tool,
+)
+
+FORMAT = "context-session/1"
+MAX_BYTES = 50 * 1024 * 1024
+
+
+class SessionError(ValueError):
+    """A session file is malformed. ``str()`` is one line naming file, line and field."""
+
+    def __init__(
+        self, source: str, message: str, *, line: int | None = None, field: str | None = None
+    ) -> None:
+        self.source = source
+        self.line = line
+        self.field = field
+        message = " ".join(message.split())  # always one line
+        self.message = message
+        where = source if line is None else f"{source}:{line}"
+        at = f" {field}:" if field else ""
+        super().__init__(f"{where}:{at} {message}")
+
+
+# --- typed values --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Measured usage of a real request (tokens)."""
+
+    input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    doc: str = ""
+    expose: Expose | None = None
+    render_range: RenderRange | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    index: int
+    at: datetime
+    line: int | None
+
+    @property
+    def field(self) -> str:
+        return f"events[{self.index}]"
+
+
+@dataclass(frozen=True)
+class Enter(Event):
+    function: str = ""
+    input: str | None = None
+    dispatched_by: str | None = None
+    doc: str | None = None
+    expose: Expose | None = None
+
+
+@dataclass(frozen=True)
+class Exit(Event):
+    function: str = ""
+    output: str | None = None
+    key_output: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordedBlock:
+    """A block of a request recorded verbatim (imported logs and transcripts)."""
+
+    section: str  # tools | system | messages
+    name: str
+    text: str = ""
+    role: str = "user"
+    layer: str | None = None
+    tokens: int | None = None
+    breakpoint: bool = False
+
+
+@dataclass(frozen=True)
+class LLMCall(Event):
+    label: str | None = None
+    input: str = ""
+    output: str = ""
+    position: str | None = None
+    contract: OutputContract | None = None
+    output_schema: dict[str, Any] | None = None
+    memory_prefetch: str | None = None
+    usage: Usage | None = None
+    request: tuple[RecordedBlock, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall(Event):
+    name: str = ""
+    input: str | None = None
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class Change(Event):
+    memory_state: MemoryState | None = None
+    add_tools: tuple[Tool, ...] = ()
+    remove_tools: tuple[str, ...] = ()
+    provider: str | None = None
+    model: str | None = None
+    channel: str | None = None
+
+
+@dataclass(frozen=True)
+class Session:
+    source: str
+    id: str
+    title: str
+    profile: Profile
+    functions: Mapping[str, FunctionSpec] = field(default_factory=dict)
+    events: tuple[Event, ...] = ()

@@ -1,0 +1,194 @@
+"""Turn a recorded session into steps: one per LLM call.
+
+Each step carries the frozen :class:`Context` the assembler builds from: the
+profile as it stood (context changes applied), the clock at the call, and the
+frame with its call-tree snapshot and call path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from assembler.design.calltree import (
+    CallTreeBuilder,
+    CallTreeError,
+    LLMExchange,
+    ToolUse,
+    TreeOptions,
+)
+from assembler.design.context import Context, Frame, Memory, Profile
+from assembler.sessions.model import (
+    Change,
+    Enter,
+    Event,
+    Exit,
+    FunctionSpec,
+    LLMCall,
+    Session,
+    SessionError,
+    ToolCall,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    number: int  # 1-based
+    label: str | None
+    function: str
+    call_path: tuple[str, ...]
+    at: datetime
+    depth: int
+    context: Context
+    call: LLMCall
+
+
+def function_specs(session: Session) -> dict[str, FunctionSpec]:
+    """Declared functions, completed by the doc/expose recorded on enter events."""
+    specs = dict(session.functions)
+    for event in session.events:
+        if isinstance(event, Enter):
+            known = specs.get(event.function, FunctionSpec())
+            specs[event.function] = FunctionSpec(
+                doc=known.doc or (event.doc or ""),
+                expose=known.expose or event.expose,
+                render_range=known.render_range,
+            )
+    return specs
+
+
+def tree_options(session: Session) -> TreeOptions:
+    specs = function_specs(session)
+    return TreeOptions(
+        expose=tuple((n, s.expose) for n, s in sorted(specs.items()) if s.expose is not None),
+        render_range=tuple(
+            (n, s.render_range) for n, s in sorted(specs.items()) if s.render_range is not None
+        ),
+    )
+
+
+def _apply(profile: Profile, change: Change, source: str) -> Profile:
+    tools = tuple(t for t in profile.tools if t.name not in change.remove_tools)
+    missing = set(change.remove_tools) - {t.name for t in profile.tools}
+    if missing:
+        raise SessionError(
+            source,
+            f"remove_tools names {sorted(missing)[0]!r}, which the session does not have",
+            line=change.line,
+            field=f"{change.field}.remove_tools",
+        )
+    names = {t.name for t in tools}
+    for tool in change.add_tools:
+        if tool.name in names:
+            raise SessionError(
+                source,
+                f"add_tools adds {tool.name!r}, which the session already has",
+                line=change.line,
+                field=f"{change.field}.add_tools",
+            )
+        names.add(tool.name)
+    memory: Memory = profile.memory
+    if change.memory_state is not None:
+        memory = replace(memory, state=change.memory_state)
+    model = change.model or profile.model
+    bindings = profile.bindings
+    if bindings is not None and change.model:
+        bindings = replace(bindings, model=change.model)
+    return replace(
+        profile,
+        tools=tools + change.add_tools,
+        memory=memory,
+        provider=change.provider or profile.provider,
+        model=model,
+        channel=change.channel or profile.channel,
+        bindings=bindings,
+    )
+
+
+def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator[Step]:
+    """Replay ``session``; raises :class:`SessionError` naming the offending event."""
+    opts = options if options is not None else tree_options(session)
+    specs = function_specs(session)
+    builder = CallTreeBuilder()
+    profile = session.profile
+    previous: datetime | None = None
+    number = 0
+    src = session.source
+
+    def fail(event: Event, message: str, field: str = "") -> SessionError:
+        return SessionError(src, message, line=event.line, field=event.field + field)
+
+    for event in session.events:
+        if previous is not None and event.at < previous:
+            raise fail(
+                event,
+                f"time goes backwards: {event.at.isoformat()} is before the previous event",
+                ".at",
+            )
+        previous = event.at
+        try:
+            if isinstance(event, Enter):
+                builder.enter(event.function, event.input, event.dispatched_by)
+            elif isinstance(event, Exit):
+                builder.exit(event.function, event.output, event.key_output)
+            elif isinstance(event, ToolCall):
+                builder.tool(ToolUse(event.name, event.input, event.output))
+            elif isinstance(event, Change):
+                profile = _apply(profile, event, src)
+            elif isinstance(event, LLMCall):
+                function = builder.current
+                if function is None:
+                    raise CallTreeError(
+                        "an LLM call outside any agentic function; enter a function first"
+                    )
+                number += 1
+                spec = specs.get(function, FunctionSpec())
+                frame = Frame(
+                    function=function,
+                    doc=spec.doc,
+                    call_path=builder.call_path(),
+                    tree=builder.snapshot(),
+                    options=opts,
+                    position=event.position,
+                    contract=event.contract,
+                    user_input=event.input,
+                    output_schema=event.output_schema,
+                    memory_prefetch=event.memory_prefetch,
+                )
+                yield Step(
+                    number=number,
+                    label=event.label,
+                    function=function,
+                    call_path=frame.call_path,
+                    at=event.at,
+                    depth=builder.depth,
+                    context=Context(profile=profile, now=event.at, frame=frame),
+                    call=event,
+                )
+                builder.llm(LLMExchange(event.input, event.output))
+        except CallTreeError as exc:
+            raise fail(event, str(exc)) from None
+    if number == 0:
+        raise SessionError(
+            src,
+            "the session has no LLM call; expected at least one event of type llm",
+            field="events",
+        )
+
+
+def replay(session: Session, options: TreeOptions | None = None) -> list[Step]:
+    return list(iter_steps(session, options))
+
+
+def find_step(steps: list[Step], selector: str) -> Step:
+    """A step by 1-based number or by label."""
+    if selector.isascii() and selector.isdigit():
+        n = int(selector)
+        if 1 <= n <= len(steps):
+            return steps[n - 1]
+        raise ValueError(f"step {n} is out of range; the session has steps 1 to {len(steps)}")
+    for step in steps:
+        if step.label == selector:
+            return step
+    raise ValueError(f"no step labelled {selector!r}")

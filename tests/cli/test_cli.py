@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SAMPLE = str(Path(__file__).parents[2] / "sample_sessions" / "research_agent.yaml")
+
+EXPECTED = {
+    "L0": ["identity", "inline_prompt", "tool_enforcement", "model_guidance", "platform_format",
+           "computer_use", "skills_index", "tools", "memory_global", "environment"],
+    "L1": ["pi_shield", "workspace_files", "project_memory", "user_profile", "cwd",
+           "git_repo_flag", "bindings", "deferred_catalog", "current_date", "call_tree"],
+    "L2": ["situation", "memory_prefetch", "user_input", "output_schema", "timestamp"],
+}  # fmt: skip
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "assembler", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_components_json_lists_every_component_in_design_order() -> None:
+    out = run("components", "--json")
+    assert out.returncode == 0
+    rows = json.loads(out.stdout)
+    for layer, names in EXPECTED.items():
+        assert [r["name"] for r in rows if r["layer"] == layer] == names
+    wire = {r["name"]: r["wire"] for r in rows}
+    assert wire["tools"] == "tools" and wire["call_tree"] == "history"
+    assert {wire[n] for n in EXPECTED["L2"]} == {"user_message"}
+    assert all({"name", "layer", "order", "cacheable", "wire"} <= set(r) for r in rows)
+
+
+def test_steps_json() -> None:
+    rows = json.loads(run("steps", SAMPLE, "--json").stdout)
+    assert len(rows) == 21
+    assert rows[1] == {
+        "step": 2,
+        "label": "①",
+        "function": "_lit_decide",
+        "call_path": ["research_agent", "_pick_stage", "literature", "_lit_decide"],
+        "timestamp": "2026-06-24T14:31:12Z",
+    }
+
+
+def test_render_wire_is_json() -> None:
+    request = json.loads(run("render", SAMPLE, "--step", "3", "--wire", "anthropic").stdout)
+    assert request["model"] == "claude-sonnet-4-5"
+    assert request["messages"][0]["role"] == "user"
+
+
+def test_generate_is_deterministic(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert run("generate", "--steps", "40", "--seed", "7", "-o", str(a)).returncode == 0
+    assert run("generate", "--steps", "40", "--seed", "7", "-o", str(b)).returncode == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert len(json.loads(run("steps", str(a), "--json").stdout)) == 40
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("render", SAMPLE, "--step", "99"),
+            "step 99 is out of range; the session has steps 1 to 21",
+        ),
+        (("render", SAMPLE, "--step", "⑨"), "no step labelled '⑨'"),
+        (("render", SAMPLE, "--step", "1", "--layout", "nope"), "neither a built-in layout"),
+        (("render", SAMPLE, "--step", "1", "--wire", "gemini"), "invalid choice: 'gemini'"),
+        (("steps", "/no/such/file.yaml"), "/no/such/file.yaml: cannot read the file"),
+        (("generate", "--steps", "0", "-o", "x.jsonl"), "--steps: expected a positive number"),
+        (("frobnicate",), "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args: tuple[str, ...], message: str) -> None:
+    out = run(*args)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_bad_layout_file_names_the_field(tmp_path: Path) -> None:
+    layout = tmp_path / "mine.yaml"
+    layout.write_text("components:\n  current_date: {layer: L7}\n")
+    out = run("render", SAMPLE, "--step", "1", "--layout", str(layout))
+    assert out.returncode == 2
+    assert "components.current_date.layer: expected one of L0, L1, L2, found 'L7'" in out.stderr

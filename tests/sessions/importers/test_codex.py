@@ -1,0 +1,148 @@
+"""The Codex rollout importer on fixtures/codex."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from importer_helpers import CODEX, lines, steps
+
+from assembler.analysis.importing import import_file
+from assembler.cache.tokenizers import counter
+from assembler.sessions.importers import ImporterError
+from assembler.sessions.model import Usage
+from assembler.sessions.replay import Step
+
+
+@pytest.fixture(scope="module")
+def imported() -> dict[str, Any]:
+    return import_file("codex", CODEX)
+
+
+@pytest.fixture(scope="module")
+def all_steps(imported: dict[str, Any]) -> list[Step]:
+    return steps(imported)
+
+
+def texts(step: Step) -> list[str]:
+    assert step.call.request is not None
+    return [b.text for b in step.call.request]
+
+
+def test_one_step_per_token_count_with_models_turns_and_labels(all_steps: list[Step]) -> None:
+    assert len(all_steps) == 5
+    assert [s.context.profile.model for s in all_steps] == ["gpt-5-codex"] * 3 + ["gpt-5"] * 2
+    assert [s.call_path[-1] for s in all_steps] == ["turn_1"] * 3 + ["turn_2", "turn_3"]
+    assert [s.label for s in all_steps] == [None, None, None, "model-switch", "compaction"]
+
+
+def test_session_header(imported: dict[str, Any]) -> None:
+    s = imported["session"]
+    assert (s["id"], s["agent"]["name"], s["provider"], s["model"]) == (
+        "019a9776-0a34-7842-8627-112b63d66e90",
+        "codex",
+        "openai",
+        "gpt-5-codex",
+    )
+    assert s["environment"] == {
+        "harness": "Codex CLI",
+        "cwd": "/home/dev/ledgerline",
+        "git_repo": True,
+    }
+    turn = next(e for e in imported["events"] if e.get("function") == "turn_1")
+    assert turn["input"] == "Add a --json flag to the report command."
+
+
+def test_usage_is_last_token_usage_with_cached_tokens_taken_out(all_steps: list[Step]) -> None:
+    assert [s.call.usage for s in all_steps] == [
+        Usage(input=9000, cache_read=0, cache_write=0, output=120),
+        Usage(input=9400 - 8960, cache_read=8960, cache_write=0, output=300),
+        Usage(input=9700 - 9344, cache_read=9344, cache_write=0, output=40),
+        Usage(input=9800, cache_read=0, cache_write=0, output=80),
+        Usage(input=8100 - 7936, cache_read=7936, cache_write=0, output=30),
+    ]
+
+
+def test_unrecorded_prefix_follows_the_documented_inference(all_steps: list[Step]) -> None:
+    count = counter("o200k_base").count
+    gaps = []
+    for s in all_steps:
+        assert s.call.usage is not None and s.call.request is not None
+        u = s.call.usage
+        gaps.append(u.input + u.cache_read + u.cache_write - sum(count(t) for t in texts(s)[1:]))
+    sizes = {s.call.request[0].tokens for s in all_steps if s.call.request}
+    assert sizes == {min(gaps)} and 7000 < min(gaps) < 9000
+    assert not any(b.breakpoint for s in all_steps for b in s.call.request or ())
+
+
+def test_history_is_input_items_in_order_without_reasoning(all_steps: list[Step]) -> None:
+    second = all_steps[1].call.request
+    assert second is not None
+    assert [b.name for b in second] == [
+        "unrecorded prefix",
+        "messages[0] text",
+        "messages[1] text",
+        "messages[2] text",
+        "messages[3] function_call shell",
+        "messages[4] function_call_output",
+    ]
+    assert second[1].text.startswith("<user_instructions>")
+    assert (
+        json.loads(second[4].text)["arguments"]
+        == '{"command":["rg","-n","def report","ledgerline"]}'
+    )
+    assert not any("gAAAA" in t for s in all_steps for t in texts(s))
+
+
+def test_compaction_restarts_the_history_from_the_summary(all_steps: list[Step]) -> None:
+    after = texts(all_steps[4])
+    assert len(after) == 3
+    assert after[1].startswith("Summary: added a --json flag")
+    assert after[2] == "Commit it."
+
+
+def test_replacement_history_replaces_the_history(tmp_path: Path) -> None:
+    records = lines(CODEX)
+    for r in records:
+        if r["type"] == "compacted":
+            r["payload"]["replacement_history"] = [
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": "kept 1"}],
+                },
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": "kept 2"}],
+                },
+            ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    assert texts(steps(import_file("codex", path))[4])[1:] == ["kept 1", "kept 2", "Commit it."]
+
+
+def test_tool_calls_become_tool_events(imported: dict[str, Any]) -> None:
+    tools = [(e["name"], e["output"]) for e in imported["events"] if e["type"] == "tool"]
+    assert [name for name, _ in tools] == ["shell", "apply_patch", "shell"]
+    assert tools[1][1] == "Success. Updated ledgerline/cli.py"
+
+
+def test_a_token_count_after_the_tool_output_still_belongs_to_its_request(tmp_path: Path) -> None:
+    records = lines(CODEX)
+    i = next(i for i, r in enumerate(records) if r["payload"].get("type") == "token_count")
+    records[i], records[i + 1] = records[i + 1], records[i]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    first = steps(import_file("codex", path))[0].call.usage
+    assert first == Usage(input=9000, cache_read=0, cache_write=0, output=120)
+
+
+def test_a_response_before_any_turn_context_is_an_error(tmp_path: Path) -> None:
+    records = [r for r in lines(CODEX) if r["type"] != "turn_context"]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    with pytest.raises(ImporterError, match=r"rollout.jsonl:\d+: expected a turn_context"):
+        import_file("codex", path)

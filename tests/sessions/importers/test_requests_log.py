@@ -1,0 +1,150 @@
+"""The request-log importer on fixtures/requests/proxy.jsonl (Anthropic, Chat, Responses)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from importer_helpers import REQUESTS, steps
+
+from assembler.analysis.importing import import_file
+from assembler.sessions.importers import ImporterError
+from assembler.sessions.model import RecordedBlock, Usage
+from assembler.sessions.replay import Step
+
+
+@pytest.fixture(scope="module")
+def imported() -> dict[str, Any]:
+    return import_file("requests", REQUESTS)
+
+
+@pytest.fixture(scope="module")
+def all_steps(imported: dict[str, Any]) -> list[Step]:
+    return steps(imported)
+
+
+def blocks(step: Step) -> tuple[RecordedBlock, ...]:
+    assert step.call.request is not None
+    return step.call.request
+
+
+def test_one_step_per_line_with_provider_and_model_changes(
+    imported: dict[str, Any], all_steps: list[Step]
+) -> None:
+    assert len(all_steps) == 8
+    got = [(s.context.profile.provider, s.context.profile.model) for s in all_steps]
+    assert got == [
+        *[("anthropic", "claude-sonnet-4-5")] * 4,
+        *[("openai", "gpt-4.1")] * 3,
+        ("openai", "gpt-5"),
+    ]
+    times = [s.at for s in all_steps]
+    assert times == sorted(times)
+    changes = [e for e in imported["events"] if e["type"] == "change"]
+    assert [{k: v for k, v in c.items() if k != "at"} for c in changes] == [
+        {"type": "change", "model": "gpt-4.1", "provider": "openai"},
+        {"type": "change", "model": "gpt-5"},
+    ]
+    assert all(s.call_path == ("requests_log",) for s in all_steps)
+
+
+def test_anthropic_blocks_and_breakpoints_come_from_cache_control(all_steps: list[Step]) -> None:
+    b = blocks(all_steps[1])
+    assert [(x.section, x.name, x.breakpoint) for x in b] == [
+        ("tools", "tools[0] read_file", False),
+        ("tools", "tools[1] edit_file", False),
+        ("tools", "tools[2] run_tests", True),
+        ("system", "system[0]", True),
+        ("messages", "messages[0] text", False),
+        ("messages", "messages[1] tool_use", False),  # the thinking block is left out
+        ("messages", "messages[2] tool_result", True),
+    ]
+    assert [x.role for x in b[4:]] == ["user", "assistant", "user"]
+    assert "cache_control" not in b[2].text and json.loads(b[2].text)["name"] == "run_tests"
+    assert json.loads(b[5].text)["input"] == {"path": "ledgerline/reports/daily.py"}
+    # the first request marked its only message; the second moves the marker on, same text
+    first = blocks(all_steps[0])
+    assert (first[-1].name, first[-1].breakpoint, first[-1].text) == (
+        "messages[0] text",
+        True,
+        b[4].text,
+    )
+    assert all_steps[0].call.usage == Usage(input=0, cache_read=0, cache_write=1373, output=45)
+    assert all_steps[1].call.usage == Usage(input=0, cache_read=1373, cache_write=113, output=49)
+    assert all_steps[1].call.output.startswith("daily_revenue compares o.paid_at.date()")
+
+
+def test_top_level_cache_control_marks_the_last_block(all_steps: list[Step]) -> None:
+    b = blocks(all_steps[3])
+    assert [x.name for x in b if x.breakpoint] == [
+        "tools[2] run_tests",
+        "system[0]",
+        "messages[6] tool_result",  # no marker of its own: the top-level one puts it there
+    ]
+    # only the 5m/1h split was given: the writes are its sum
+    assert all_steps[3].call.usage == Usage(input=0, cache_read=1543, cache_write=87, output=17)
+
+
+def test_chat_usage_takes_the_cached_tokens_out_of_the_input(all_steps: list[Step]) -> None:
+    step = all_steps[5]
+    assert step.call.usage == Usage(input=1504 - 1280, cache_read=1280, cache_write=0, output=19)
+    assert all_steps[6].call.usage == Usage(input=1529 - 1408, cache_read=1408, output=20)
+    b = blocks(step)
+    assert [(x.section, x.name, x.role) for x in b] == [
+        ("tools", "tools[0] read_file", "user"),
+        ("tools", "tools[1] edit_file", "user"),
+        ("tools", "tools[2] run_tests", "user"),
+        ("system", "system[0]", "user"),
+        ("messages", "messages[0] text", "user"),
+        ("messages", "messages[1] tool_call", "assistant"),
+        ("messages", "messages[2] text", "user"),  # the tool message is input: user side
+    ]
+    assert not any(x.breakpoint for x in b)  # OpenAI caches prefixes without markers
+
+
+def test_responses_usage_items_and_time_from_created_at(all_steps: list[Step]) -> None:
+    step = all_steps[7]
+    # below the 1,024-token minimum: nothing cached
+    assert step.call.usage == Usage(input=141, cache_read=0, cache_write=0, output=50)
+    assert step.at.isoformat() == "2026-03-12T15:26:40+00:00"
+    b = blocks(step)
+    assert [x.name for x in b] == [
+        "tools[0] read_file",
+        "system[0]",
+        "messages[0] text",
+        "messages[1] function_call",
+        "messages[2] function_call_output",
+    ]
+    assert "gAAA" not in "".join(x.text for x in b)  # encrypted reasoning is left out
+    assert step.call.output == "Naive dates again."
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"timestamp": "2026-03-12T15:00:00Z", "request": "POST /v1/messages", "response": {}}',
+         "request: expected the JSON body as an object, found a string"),
+        ('{"timestamp": "2026-03-12T15:00:00Z", "request": {"messages": [{"role": "user", "content": "x"}]}, "response": {"usage": {"prompt_tokens": 3}}}',
+         "request.model: expected the model name, found null"),
+        ('{"request": {"model": "gpt-4.1", "messages": [{"role": "user", "content": "x"}]}, "response": {"object": "chat.completion"}}',
+         "timestamp: expected an ISO 8601 time"),
+        ('{"timestamp": "2026-03-12T15:00:00Z", "request": {"model": "m"}, "response": {}}',
+         "expected an Anthropic Messages, OpenAI Chat or Responses body"),
+    ],
+)  # fmt: skip
+def test_bad_lines_name_file_line_and_expectation(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text(REQUESTS.read_text("utf-8").splitlines()[0] + "\n" + line + "\n", "utf-8")
+    with pytest.raises(ImporterError) as info:
+        import_file("requests", path)
+    assert str(info.value).startswith(f"{path}:2: ")
+    assert message in str(info.value)
+
+
+def test_a_log_of_nothing_but_garbage_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text("not json\n{truncated\n", "utf-8")
+    with pytest.raises(ImporterError, match="no API request found"):
+        import_file("requests", path)
