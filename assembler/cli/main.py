@@ -10,6 +10,7 @@ from typing import Any
 from assembler.analysis.layouts import LayoutError
 from assembler.cli import analysis_commands as cli_analysis
 from assembler.cli import import_commands as cli_import
+from assembler.cli import lint_commands, recommend_commands
 from assembler.cli.analysis_commands import EXIT_BAD_INPUT
 from assembler.cli.inspect_commands import (
     cmd_components,
@@ -68,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_generate)
     cli_analysis.register(sub)
     cli_import.register(sub)
+    lint_commands.register(sub)
+    recommend_commands.register(sub)
     return parser
 
 

@@ -1,0 +1,213 @@
+"""The cheapest layout the design allows for a set of sessions of one agent.
+
+Arrangements first: the current one, each layer's components in order of how
+often their text changed (more stable first, design §3), and components that
+change within a session moved to the tail of L1's project part (never into L2
+ahead of the call tree). For Anthropic each arrangement gets the cheapest
+breakpoint set and lifetime (:mod:`breakpoint_search`); token-prefix caches
+have no breakpoints, so their arrangements are billed as they are. The winner is
+billed again by :func:`analyze`, exactly as ``compare`` bills it; if it is not
+cheaper than the current layout, the current layout stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from assembler.analysis.breakpoint_search import Choice, Trace, search
+from assembler.analysis.engine import analyze
+from assembler.analysis.layouts import TTLS, ComponentMove, Layout
+from assembler.analysis.pipeline import SessionAssembler
+from assembler.analysis.recommend_text import (
+    arrangement_sentences,
+    breakpoint_sentences,
+    keep_alive_sentence,
+    ttl_sentence,
+)
+from assembler.analysis.recommend_trace import StepFacts, build_trace, lifetimes
+from assembler.cache.providers import normalize_provider
+from assembler.cache.rules import rules
+from assembler.design.layers import Layer, Placement
+from assembler.errors import UsageError
+from assembler.sessions.model import LLMCall, Session
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    provider: str
+    model: str
+    sessions: int
+    current: Layout
+    recommended: Layout
+    before_usd: float
+    after_usd: float
+    before_hit: float
+    after_hit: float
+    changes: tuple[str, ...]  # one sentence per change
+    keep_alive: str
+    nodes: int  # branches the breakpoint search visited
+
+    @property
+    def saving_per_session(self) -> float:
+        return (self.before_usd - self.after_usd) / max(self.sessions, 1)
+
+    def saving_per_month(self, sessions_per_month: int) -> float:
+        return self.saving_per_session * sessions_per_month
+
+
+def _bill(
+    sessions: Sequence[Session], layout: Layout, provider: str, model: str
+) -> tuple[float, float]:
+    """USD and hit ratio over all sessions, each with its own cache, as ``compare`` bills them."""
+    usd = tokens = read = 0.0
+    for s in sessions:
+        a = analyze(s, layout, provider=provider, model=model)
+        usd += a.totals["usd"]
+        tokens += a.totals["tokens"]
+        read += a.totals["read"]
+    return usd, read / tokens if tokens else 0.0
+
+
+def _groups(
+    layout: Layout, session: Session
+) -> dict[tuple[Layer, Placement], list[tuple[int, str]]]:
+    registry = SessionAssembler(session, layout).registry
+    groups: dict[tuple[Layer, Placement], list[tuple[int, str]]] = {}
+    for c in registry:
+        groups.setdefault((c.layer, c.where), []).append((c.order, c.name))
+    return groups
+
+
+def _with_moves(layout: Layout, moves: dict[str, ComponentMove], name: str) -> Layout:
+    merged = dict(layout.components)
+    for comp, move in moves.items():
+        old = merged.get(comp, ComponentMove())
+        merged[comp] = replace(
+            old,
+            layer=move.layer or old.layer,
+            order=move.order if move.order is not None else old.order,
+            placement=move.placement or old.placement,
+        )
+    return replace(layout, name=name, components=merged)
+
+
+def arrangements(
+    layout: Layout, session: Session, facts: StepFacts
+) -> list[tuple[Layout, dict[str, ComponentMove]]]:
+    """The current arrangement and the moves the design allows that could pay."""
+    out: list[tuple[Layout, dict[str, ComponentMove]]] = [(layout, {})]
+    groups = _groups(layout, session)
+    stable: dict[str, ComponentMove] = {}
+    for (_, placement), members in groups.items():
+        if placement is Placement.USER_MESSAGE:
+            continue  # L2 is never cached: its order costs nothing
+        ranked = sorted(members, key=lambda m: (facts.changed.get(m[1], 0), m))
+        if [m[1] for m in ranked] != [m[1] for m in sorted(members)]:
+            orders = sorted(o for o, _ in members)
+            for (_, n), order in zip(ranked, orders, strict=True):
+                stable[n] = ComponentMove(order=order)
+    if stable:
+        out.append((_with_moves(layout, stable, layout.name), stable))
+    # a component that changes within the session, ahead of L1's project tail
+    l1_system = groups.get((Layer.L1, Placement.SYSTEM), [])
+    tail = max((o for o, _ in l1_system), default=0)
+    moved: dict[str, ComponentMove] = {}
+    for (layer, placement), members in groups.items():
+        if layer is Layer.L0 and placement is Placement.SYSTEM:
+            for _, n in members:
+                if facts.changed.get(n, 0):
+                    tail += 1
+                    moved[n] = ComponentMove(layer=Layer.L1, order=tail, placement=Placement.SYSTEM)
+    if moved:
+        out.append((_with_moves(layout, moved, layout.name), moved))
+    return out
+
+
+def recommend(
+    sessions: Sequence[Session],
+    current: Layout,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+) -> Recommendation:
+    """Search the layouts the design allows for the cheapest bill over ``sessions``."""
+    if not sessions:
+        raise UsageError("recommend: no session to learn from")
+    first = sessions[0]
+    prov = normalize_provider(provider or first.profile.provider)
+    mdl = model or first.profile.model
+    if all(e.request is not None for e in first.events if isinstance(e, LLMCall)):
+        raise UsageError(
+            f"{first.source}: every call is a recorded request, sent as recorded; "
+            "a layout changes nothing in it (run lint for its volatile blocks)"
+        )
+    base_trace, facts = build_trace(sessions, current, prov, mdl)
+    best: tuple[float, float, Layout, dict[str, ComponentMove], Choice | None, Trace] | None = None
+    nodes = 0
+    limit = int(rules()["anthropic"]["max_breakpoints"]["value"])
+    for arrangement, moves in arrangements(current, first, facts):
+        trace = base_trace if not moves else build_trace(sessions, arrangement, prov, mdl)[0]
+        if prov == "anthropic":
+            for ttl in TTLS:
+                option = search(trace, ttl, limit)
+                nodes += option.nodes
+                if best is None or (option.usd, -option.read) < (best[0], -best[1]):
+                    best = (option.usd, option.read, arrangement, moves, option, trace)
+        else:
+            usd, hit = _bill(sessions, arrangement, prov, mdl)
+            if best is None or (usd, -hit) < (best[0], -best[1]):
+                best = (usd, hit, arrangement, moves, None, trace)
+    assert best is not None
+    _, _, arrangement, moves, found, trace = best
+    head = replace(
+        arrangement, name="recommended", description="The cheapest layout found for these sessions."
+    )
+    if found is not None:
+        head = replace(
+            head, breakpoints=tuple(f"after:{n}" for n in found.breakpoints), ttl=found.ttl
+        )
+    before = _bill(sessions, current, prov, mdl)
+    after = _bill(sessions, head, prov, mdl)
+    changes: list[str] = []
+    choice: Choice | None = found
+    if (after[0], -after[1]) >= (before[0], -before[1]):
+        head = replace(
+            current,
+            name="recommended",
+            description="The current layout is already the cheapest found.",
+        )
+        after, moves, choice = before, {}, None
+        changes.append(
+            "No change: no arrangement or breakpoint set the design allows bills less"
+            " on these sessions."
+        )
+    changes += arrangement_sentences(moves, facts, trace.steps)
+    if choice is not None:
+        changes += breakpoint_sentences(current, choice, trace)
+        changes.append(ttl_sentence(choice.ttl, facts.gaps, lifetimes()))
+    if found is not None:
+        keep = keep_alive_sentence(trace, found, facts.gaps, lifetimes())
+    else:
+        keep = "Keep-alive: this provider's cache has no breakpoints to keep alive."
+    return Recommendation(
+        provider=prov,
+        model=mdl,
+        sessions=len(sessions),
+        current=current,
+        recommended=head,
+        before_usd=before[0],
+        after_usd=after[0],
+        before_hit=before[1],
+        after_hit=after[1],
+        changes=tuple(changes),
+        keep_alive=keep,
+        nodes=nodes,
+    )
+
+
+def hit_ratio(trace: Trace, choice: Choice) -> float:
+    total = float(np.sum(trace.total))
+    return choice.read / total if total else 0.0

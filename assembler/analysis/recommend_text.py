@@ -1,0 +1,169 @@
+"""One sentence per recommended change, explained from the sessions' own numbers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import yaml
+
+from assembler.analysis.breakpoint_search import Choice, Trace
+from assembler.analysis.layouts import ComponentMove, Layout
+from assembler.analysis.recommend_trace import FOREVER, StepFacts
+from assembler.design.calltree import RenderRange
+
+
+def arrangement_sentences(
+    moves: Mapping[str, ComponentMove], facts: StepFacts, steps: int
+) -> list[str]:
+    out = []
+    for name, move in moves.items():
+        where = f"{move.layer.value} " if move.layer else ""
+        changed = facts.changed.get(name, 0)
+        out.append(
+            f"{name} to {where}order {move.order}: its text changed on {changed} of {steps} calls,"
+            " so more stable blocks go ahead of it."
+        )
+    return out
+
+
+def _reads(trace: Trace, choice: Choice) -> dict[str, tuple[int, float]]:
+    """Per chosen boundary: calls on which it was the longest read, and tokens read there."""
+    index = {n: i for i, n in enumerate(trace.names)}
+    chosen = [index[n] for n in choice.breakpoints]
+    alive = trace.alive[choice.ttl]
+    read = np.where(alive[chosen], trace.cum[chosen], 0.0) if chosen else np.zeros((0, trace.steps))
+    out: dict[str, tuple[int, float]] = {}
+    if not chosen:
+        return out
+    longest = read.argmax(axis=0)
+    any_read = read.max(axis=0) > 0
+    for k, name in enumerate(choice.breakpoints):
+        mine = any_read & (longest == k)
+        out[name] = (int(mine.sum()), float(read[k][mine].sum()))
+    return out
+
+
+def breakpoint_sentences(current: Layout, choice: Choice, trace: Trace) -> list[str]:
+    before = ", ".join(current.breakpoints) or "none"
+    after = ", ".join(f"after:{n}" for n in choice.breakpoints) or "none"
+    out = [f"Breakpoints {before} → {after} ({len(choice.breakpoints)} of at most 4)."]
+    for name, (calls, tokens) in _reads(trace, choice).items():
+        if calls:
+            out.append(
+                f"Breakpoint after {name}: the longest read on {calls} of {trace.steps} calls"
+                f" (≈ {tokens / calls:,.0f} tokens each)."
+            )
+        else:
+            out.append(
+                f"Breakpoint after {name}: never the longest read, but it writes the prefix"
+                " the next call reads through the lookback."
+            )
+    return out
+
+
+def _gap_counts(gaps: Sequence[float], seconds: Mapping[str, float]) -> tuple[int, int, int]:
+    real = [g for g in gaps if g > 0]
+    short = sum(g < seconds["5m"] for g in real)
+    middle = sum(seconds["5m"] <= g < seconds["1h"] for g in real)
+    return len(real), short, middle
+
+
+def ttl_sentence(ttl: str, gaps: Sequence[float], seconds: Mapping[str, float]) -> str:
+    n, short, middle = _gap_counts(gaps, seconds)
+    if ttl == "1h":
+        return (
+            f"1h on every breakpoint: {middle} of {n} idle gaps are 5–60 min, long enough to"
+            " lose a 5m entry and short enough for a 1h one."
+        )
+    return (
+        f"5m on every breakpoint: {short} of {n} gaps between calls are under 5 min and"
+        f" {middle} {'is' if middle == 1 else 'are'} 5–60 min, too few to pay for 1h writes."
+    )
+
+
+def keep_alive_sentence(
+    trace: Trace, choice: Choice, gaps: Sequence[float], seconds: Mapping[str, float]
+) -> str:
+    """Whether a minimal request just before expiry would cost less than the rewrite it saves."""
+    index = {n: i for i, n in enumerate(trace.names)}
+    chosen = [index[n] for n in choice.breakpoints]
+    if not chosen:
+        return "Keep-alive: no breakpoint, nothing to keep alive."
+    cum = trace.cum[chosen]
+    h = np.where(trace.alive[choice.ttl][chosen], cum, 0.0).max(axis=0)
+    kept = np.where(trace.alive[FOREVER][chosen], cum, 0.0).max(axis=0)
+    lifetime = seconds[choice.ttl]
+    write = trace.write_rate[choice.ttl]
+    pays = candidates = 0
+    saved = 0.0
+    for t in range(trace.steps):
+        if kept[t] <= h[t] or gaps[t] <= lifetime:
+            continue
+        candidates += 1
+        pings = math.floor(gaps[t] / lifetime)
+        ping_cost = pings * trace.read_rate[t] * kept[t]
+        saving = (write[t] - trace.read_rate[t]) * (kept[t] - h[t])
+        if saving > ping_cost:
+            pays += 1
+            saved += saving - ping_cost
+    if not candidates:
+        return f"Keep-alive: no entry expires between calls under {choice.ttl}; nothing to refresh."
+    if not pays:
+        return (
+            f"Keep-alive does not pay: on all {candidates} gaps that outlive a {choice.ttl} entry,"
+            " the pings would cost more than rewriting the prefix."
+        )
+    return (
+        f"Keep-alive pays on {pays} of {candidates} gaps that outlive a {choice.ttl} entry:"
+        f" a minimal request before expiry would save ${saved:.4f} over these sessions."
+    )
+
+
+def layout_text(layout: Layout) -> str:
+    """``layout`` as a layout file that ``compare`` and the app read back to the same layout."""
+    data: dict[str, Any] = {"name": layout.name}
+    if layout.description:
+        data["description"] = layout.description
+    components: dict[str, dict[str, Any]] = {}
+    for name, move in layout.components.items():
+        entry: dict[str, Any] = {}
+        if move.layer is not None:
+            entry["layer"] = move.layer.value
+        if move.order is not None:
+            entry["order"] = move.order
+        if move.placement is not None:
+            entry["placement"] = move.placement.value
+        if not move.enabled:
+            entry["enabled"] = False
+        if move.cacheable is not None:
+            entry["cacheable"] = move.cacheable
+        components[name] = entry
+    if components:
+        data["components"] = components
+    if layout.add:
+        data["add"] = list(layout.add)
+    expose: dict[str, Any] = {}
+    if layout.default_expose is not None:
+        expose["default"] = layout.default_expose.value
+    if layout.expose:
+        expose["functions"] = {k: v.value for k, v in layout.expose.items()}
+    if expose:
+        data["expose"] = expose
+    ranges: dict[str, Any] = {}
+    if layout.default_range is not None:
+        ranges["default"] = _range(layout.default_range)
+    if layout.render_range:
+        ranges["functions"] = {k: _range(v) for k, v in layout.render_range.items()}
+    if ranges:
+        data["render_range"] = ranges
+    data["breakpoints"] = list(layout.breakpoints)
+    if layout.ttl is not None:
+        data["ttl"] = layout.ttl
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _range(r: RenderRange) -> dict[str, Any]:
+    return {"callers": r.callers, "subcalls": r.subcalls}

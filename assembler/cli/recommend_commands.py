@@ -1,0 +1,102 @@
+"""``python -m assembler recommend``: the cheapest layout for a session or a folder of them.
+
+Prints the cost and hit ratio before and after, the saving per session and
+per month, and one sentence per change; ``-o FILE`` writes the layout, which
+``compare --base CURRENT --head FILE`` bills the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from assembler.analysis.batch import is_batch_target, session_paths
+from assembler.analysis.layouts import load_layout
+from assembler.analysis.recommend import Recommendation, recommend
+from assembler.analysis.recommend_text import layout_text
+from assembler.errors import UsageError
+from assembler.sessions.loader import load_session
+
+DEFAULT_SESSIONS_PER_MONTH = 1000
+
+
+def recommendation_lines(r: Recommendation, per_month: int) -> list[str]:
+    return [
+        f"provider {r.provider} · model {r.model} · {r.sessions} session(s)",
+        f"before  {r.current.name:<12} ${r.before_usd:.4f}  hit ratio {r.before_hit:.1%}",
+        f"after   {r.recommended.name:<12} ${r.after_usd:.4f}  hit ratio {r.after_hit:.1%}",
+        f"saving  ${r.saving_per_session:.4f} per session · ${r.saving_per_month(per_month):,.2f}"
+        f" per month at {per_month:,} sessions",
+        *(f"- {c}" for c in r.changes),
+        f"- {r.keep_alive}",
+    ]
+
+
+def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
+    return {
+        "provider": r.provider,
+        "model": r.model,
+        "sessions": r.sessions,
+        "before": {"layout": r.current.name, "usd": r.before_usd, "hit_ratio": r.before_hit},
+        "after": {"layout": r.recommended.name, "usd": r.after_usd, "hit_ratio": r.after_hit},
+        "saving_per_session": r.saving_per_session,
+        "saving_per_month": r.saving_per_month(per_month),
+        "sessions_per_month": per_month,
+        "changes": list(r.changes),
+        "keep_alive": r.keep_alive,
+        "layout": layout_text(r.recommended),
+    }
+
+
+def cmd_recommend(args: argparse.Namespace) -> int:
+    if args.sessions_per_month < 0:
+        raise UsageError(
+            f"--sessions-per-month: expected an integer ≥ 0, found {args.sessions_per_month}"
+        )
+    if is_batch_target(args.session):
+        try:
+            paths = session_paths(args.session)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        paths = [Path(args.session)]
+    sessions = [load_session(str(p)) for p in paths]
+    r = recommend(sessions, load_layout(args.layout), provider=args.provider, model=args.model)
+    if args.output:
+        try:
+            Path(args.output).write_text(layout_text(r.recommended), "utf-8")
+        except OSError as exc:
+            raise UsageError(f"{args.output}: cannot write the layout: {exc.strerror}") from None
+    if args.json:
+        print(
+            json.dumps(
+                recommendation_json(r, args.sessions_per_month), ensure_ascii=False, indent=2
+            )
+        )
+    else:
+        print("\n".join(recommendation_lines(r, args.sessions_per_month)))
+        if args.output:
+            print(f"layout written to {args.output}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("recommend", help="the cheapest layout for a session or a folder of them")
+    p.add_argument(
+        "session", help="a session file, or a folder or a quoted glob of one agent's sessions"
+    )
+    p.add_argument("--layout", default="seed", help="the current layout: built-in name or a file")
+    p.add_argument("--provider", help="bill under this provider instead of the session's")
+    p.add_argument("--model", help="bill under this model instead of the session's")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the recommended layout here")
+    p.add_argument(
+        "--sessions-per-month",
+        type=int,
+        default=DEFAULT_SESSIONS_PER_MONTH,
+        metavar="N",
+        help=f"volume for the monthly saving (default {DEFAULT_SESSIONS_PER_MONTH:,})",
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_recommend)
