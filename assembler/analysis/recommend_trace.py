@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import NDArray
 
 from assembler.analysis.breakpoint_search import Trace
 from assembler.analysis.layouts import TTLS, Layout
@@ -135,8 +136,8 @@ def build_trace(
         )
 
     # drop a component never emitted ahead of the first uncacheable block
-    emitted = cum.any(axis=1)
-    keep: list[bool] = emitted.tolist()
+    emitted: NDArray[np.bool_] = np.asarray(cum.any(axis=1), dtype=bool)
+    keep = [bool(x) for x in emitted.tolist()]
     trace = Trace(
         names=tuple(n for n, k in zip(names, keep, strict=True) if k),
         cum=cum[emitted],
