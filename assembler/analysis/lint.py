@@ -26,6 +26,7 @@ from assembler.cache.providers import normalize_provider
 from assembler.cache.tokenizers import counter, tokenizer_for
 from assembler.design.assembly import Assembly, assemble
 from assembler.design.blocks import BlockStatus
+from assembler.design.registry import Registry
 from assembler.design.wire import CIRCLED, Wire, build_wire
 from assembler.sessions.model import Session
 from assembler.sessions.replay import Step
@@ -140,12 +141,17 @@ def _judge(
         return STABLE, "outside the cached prefix: costs nothing", None
     risk, span = place.tokens_at_risk, _span(wire, place)
     last_mark = max(b.breakpoint or 0 for b in wire.blocks)
+    fixes: list[str] = []
+    often = ""
     for p in keys:
         # stable content behind it, up to the last breakpoint, is rewritten for nothing
         if p.within_session and p.key != "midnight" and place.stable_after - changed[p.key]:
-            often = "on every call" if p.every_call else "once an hour"
             fix = p.fix if p.fix != "move after ④" else f"move after {CIRCLED[last_mark - 1]}"
-            return ERROR, f"breaks {span} {often} (≈ {risk:,} tokens rewritten)", fix
+            if fix not in fixes and not (p.key == "clock+1h" and "drop minutes" in fixes):
+                fixes.append(fix)
+            often = often or ("on every call" if p.every_call else "once an hour")
+    if fixes:
+        return ERROR, f"breaks {span} {often} (≈ {risk:,} tokens rewritten)", ", ".join(fixes)
     first = keys[0]
     if first.key == "midnight":
         when = (
@@ -159,10 +165,13 @@ def _judge(
     return COST, f"rewrites {span} per session (≈ {risk:,} tokens)", None
 
 
-def lint_session(session: Session, layout: Layout | None = None) -> LintReport:
-    """Perturb every component of a few steps of ``session`` under ``layout`` (default ``seed``)."""
+def lint_session(
+    session: Session, layout: Layout | None = None, registry: Registry | None = None
+) -> LintReport:
+    """Perturb every component of a few steps of ``session`` under ``layout`` (default ``seed``),
+    over ``registry`` (default: the built-in components)."""
     layout = layout or builtin_layout("seed")
-    assembler = SessionAssembler(session, layout)
+    assembler = SessionAssembler(session, layout, registry)
     steps = list(assembler.steps())
     assembled = [s for s in steps if s.call.request is None]
     provider = normalize_provider(session.profile.provider)

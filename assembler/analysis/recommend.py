@@ -107,8 +107,9 @@ def arrangements(
         ranked = sorted(members, key=lambda m: (facts.changed.get(m[1], 0), m))
         if [m[1] for m in ranked] != [m[1] for m in sorted(members)]:
             orders = sorted(o for o, _ in members)
-            for (_, n), order in zip(ranked, orders, strict=True):
-                stable[n] = ComponentMove(order=order)
+            for (old, n), order in zip(ranked, orders, strict=True):
+                if order != old:
+                    stable[n] = ComponentMove(order=order)
     if stable:
         out.append((_with_moves(layout, stable, layout.name), stable))
     # a component that changes within the session, ahead of L1's project tail

@@ -19,12 +19,20 @@ def arrangement_sentences(
     moves: Mapping[str, ComponentMove], facts: StepFacts, steps: int
 ) -> list[str]:
     out = []
+    still = [n for n in moves if not facts.changed.get(n, 0)]
     for name, move in moves.items():
-        where = f"{move.layer.value} " if move.layer else ""
         changed = facts.changed.get(name, 0)
+        if not changed:
+            continue
+        where = f"{move.layer.value} " if move.layer else ""
         out.append(
             f"{name} to {where}order {move.order}: its text changed on {changed} of {steps} calls,"
             " so more stable blocks go ahead of it."
+        )
+    if still:
+        out.append(
+            f"{', '.join(still)} move{'s' if len(still) == 1 else ''} up: "
+            f"{'its' if len(still) == 1 else 'their'} text never changed."
         )
     return out
 

@@ -33,6 +33,16 @@ def _difference(a: str, b: str) -> tuple[str, str] | None:
     """The differing parts of two texts when they are few characters, else None."""
     if a == b:
         return None
+    # one changed span (a clock, an id) reads best whole: strip what both ends share
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    mid_a, mid_b = a[start : len(a) - end], b[start : len(b) - end]
+    if max(len(mid_a), len(mid_b)) <= FEW_CHARACTERS:
+        return mid_a, mid_b
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     old: list[str] = []
     new: list[str] = []

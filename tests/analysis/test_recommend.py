@@ -1,0 +1,194 @@
+"""recommend: the search finds the brute-force optimum, and the layout it writes bills as promised."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from assembler.analysis.breakpoint_search import Trace, brute_force, evaluate, search
+from assembler.analysis.engine import analyze
+from assembler.analysis.layouts import BUILTIN_LAYOUTS, ComponentMove, builtin_layout
+from assembler.analysis.recommend import recommend
+from assembler.analysis.recommend_trace import build_trace
+from assembler.cli.main import main
+from assembler.design.context import format_time
+from assembler.sessions.generator import generate_session
+from assembler.sessions.loader import load_session, parse_session
+from assembler.sessions.model import Session
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+ASSEMBLED = ("research_agent", "coding_agent_midnight")
+
+#: Per-token rates shaped like each provider's rules: Anthropic bills writes above input
+#: (1.25×, 2× for 1h), OpenAI bills a write as input.
+RATES = {
+    "anthropic": (3e-6, 0.3e-6, {"5m": 3.75e-6, "1h": 6e-6}),
+    "openai": (1.25e-6, 0.125e-6, {"5m": 1.25e-6, "1h": 1.25e-6}),
+}
+
+
+def _random_trace(rng: np.random.Generator, provider: str) -> Trace:
+    n, steps = int(rng.integers(1, 13)), int(rng.integers(1, 30))
+    sizes = rng.integers(0, 3000, size=(n, steps)).astype(float)
+    cum = np.cumsum(sizes, axis=0) * (rng.random((n, steps)) > 0.1)  # some boundaries absent
+    changed = rng.random(steps) < 0.3
+    # a prefix stays alive up to the first block that changed on this request
+    first_change = rng.integers(0, n + 1, size=steps)
+    alive = {}
+    for ttl in ("5m", "1h"):
+        expired = rng.random(steps) < (0.4 if ttl == "5m" else 0.1)
+        alive[ttl] = (np.arange(n)[:, None] < first_change[None, :]) & ~expired & (cum > 0)
+        alive[ttl][:, 0] = False
+        alive[ttl] &= ~changed[None, :] | (np.arange(n)[:, None] < 1)
+    u, r, w = RATES[provider]
+    total = cum.max(axis=0) + rng.integers(0, 500, size=steps)
+    return Trace(
+        names=tuple(f"c{i}" for i in range(n)),
+        cum=cum,
+        alive=alive,
+        total=total,
+        uncached_rate=np.full(steps, u),
+        read_rate=np.full(steps, r),
+        write_rate={k: np.full(steps, v) for k, v in w.items()},
+        output_usd=0.0,
+    )
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_branch_and_bound_finds_the_brute_force_optimum(provider: str) -> None:
+    rng = np.random.default_rng(14)
+    for _ in range(60):
+        trace = _random_trace(rng, provider)
+        for ttl in ("5m", "1h"):
+            found, best = search(trace, ttl, 4), brute_force(trace, ttl, 4)
+            assert found.usd == pytest.approx(best.usd, abs=1e-12)
+            assert found.usd == pytest.approx(
+                evaluate(trace, ttl, _indices(trace, found.breakpoints)).usd
+            )
+
+
+def _indices(trace: Trace, names: tuple[str, ...]) -> list[int]:
+    return [trace.names.index(n) for n in names]
+
+
+def _generated(steps: int, seed: int) -> Session:
+    return parse_session(yaml.safe_dump(generate_session(steps, seed)), f"gen-{seed}.yaml")
+
+
+def test_the_trace_bills_every_breakpoint_set_exactly_as_the_simulator_does() -> None:
+    """Brute force through analyze itself, on a case with at most 12 block boundaries."""
+    session = _generated(8, 5)
+    seed = builtin_layout("seed")
+    trace, _ = build_trace([session], seed, "anthropic", session.profile.model)
+    # keep the case small: switch off components until at most 8 boundaries remain
+    keep = set(trace.names[:3]) | set(trace.names[-5:])
+    off = {n: ComponentMove(enabled=False) for n in trace.names if n not in keep}
+    layout = replace(seed, components=off)
+    trace, _ = build_trace([session], layout, "anthropic", session.profile.model)
+    assert len(trace.names) <= 12
+    billed: dict[tuple[tuple[str, ...], str], float] = {}
+    for ttl in ("5m", "1h"):
+        for k in range(5):
+            for chosen in itertools.combinations(trace.names, k):
+                head = replace(layout, breakpoints=tuple(f"after:{n}" for n in chosen), ttl=ttl)
+                usd = analyze(session, head).totals["usd"]
+                billed[(chosen, ttl)] = usd
+                assert evaluate(trace, ttl, _indices(trace, chosen)).usd == pytest.approx(usd)
+    cheapest = min(billed.values())
+    found = min((search(trace, ttl, 4) for ttl in ("5m", "1h")), key=lambda c: c.usd)
+    assert billed[(found.breakpoints, found.ttl)] == pytest.approx(cheapest)
+
+
+def _across_midnight(data: dict[str, Any]) -> dict[str, Any]:
+    """The same session moved so that midnight falls between its calls."""
+    events = data["events"]
+    times = [datetime.fromisoformat(e["at"].replace("Z", "+00:00")) for e in events]
+    middle = times[len(times) // 2]
+    midnight = datetime.combine(
+        middle.date() + timedelta(days=1), datetime.min.time(), middle.tzinfo
+    )
+    shift = midnight - middle - timedelta(seconds=1)
+    for e, t in zip(events, times, strict=True):
+        e["at"] = format_time(t + shift)
+    return data
+
+
+def test_openai_order_within_a_layer_matches_brute_force() -> None:
+    """Token-prefix rules: no breakpoints, so the order of a layer is what the search can change."""
+    session = parse_session(
+        yaml.safe_dump(_across_midnight(generate_session(10, 9))), "midnight.yaml"
+    )
+    group = ("cwd", "bindings", "deferred_catalog", "current_date")
+    seed = builtin_layout("seed")
+    current = replace(seed, components={"current_date": ComponentMove(order=0)}, name="date-first")
+    provider, model = "openai", "gpt-4o"
+    costs = []
+    # the rest of the project part stays ahead; these four take the tail in every order
+    for perm in itertools.permutations(group):
+        moves = {n: ComponentMove(order=90 + i) for i, n in enumerate(perm)}
+        costs.append(
+            analyze(session, replace(seed, components=moves), provider=provider, model=model)
+        )
+    best = min(a.totals["usd"] for a in costs)
+    r = recommend([session], current, provider=provider, model=model)
+    assert r.after_usd <= best + 1e-12
+    assert r.after_usd < r.before_usd
+
+
+@pytest.mark.parametrize("sample", ASSEMBLED)
+def test_on_the_samples_the_recommendation_costs_no_more_than_any_built_in_layout(
+    sample: str,
+) -> None:
+    session = load_session(str(SAMPLES / f"{sample}.yaml"))
+    r = recommend([session], builtin_layout("seed"))
+    for name in BUILTIN_LAYOUTS:
+        usd = analyze(session, builtin_layout(name)).totals["usd"]
+        assert r.after_usd <= usd + 1e-12, name
+    assert r.after_usd == pytest.approx(analyze(session, r.recommended).totals["usd"])
+
+
+def test_compare_reproduces_the_saving(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = str(SAMPLES / "coding_agent_midnight.yaml")
+    out = tmp_path / "recommended.yaml"
+    assert main(["recommend", sample, "-o", str(out), "--json", "--sessions-per-month", "500"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["after"]["usd"] < rec["before"]["usd"]
+    assert rec["saving_per_month"] == pytest.approx(rec["saving_per_session"] * 500)
+    assert out.read_text("utf-8") == rec["layout"]
+    main(["compare", sample, "--base", "seed", "--head", str(out), "--json"])
+    cmp = json.loads(capsys.readouterr().out)
+    assert cmp["base"]["usd"] == pytest.approx(rec["before"]["usd"])
+    assert cmp["head"]["usd"] == pytest.approx(rec["after"]["usd"])
+    assert cmp["head"]["hit_ratio"] == pytest.approx(rec["after"]["hit_ratio"], abs=1e-6)
+
+
+def test_a_folder_is_billed_as_many_sessions_of_one_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for seed in (1, 2):
+        (tmp_path / f"s{seed}.yaml").write_text(yaml.safe_dump(generate_session(6, seed)), "utf-8")
+    assert main(["recommend", str(tmp_path), "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    sessions = [load_session(str(tmp_path / f"s{s}.yaml")) for s in (1, 2)]
+    before = sum(analyze(s).totals["usd"] for s in sessions)
+    assert rec["sessions"] == 2
+    assert rec["before"]["usd"] == pytest.approx(before)
+    assert rec["saving_per_session"] == pytest.approx(
+        (rec["before"]["usd"] - rec["after"]["usd"]) / 2
+    )
+
+
+def test_a_session_of_recorded_requests_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["recommend", str(SAMPLES / "imported_claude_code.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "every call is a recorded request" in err and err.count("\n") == 1
