@@ -1,0 +1,120 @@
+"""Recommend: the volatile components found by perturbation, and the cheapest layout for this session."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from assembler.analysis.recommend_text import layout_text
+from ui import data, page, recommend_view
+from ui.html import md
+from ui.sidebar import Selection, sidebar
+
+
+def _lint(sel: Selection) -> None:
+    report = recommend_view.lint_report(sel.session_key, sel.session, sel.layout)
+    st.subheader("Lint: what each component's text depends on", anchor=False)
+    if report.errors:
+        st.error(
+            f"{report.errors} error(s): a component changes within the session ahead of stable"
+            " cached content.",
+            icon=":material/error:",
+        )
+    else:
+        st.success(
+            "No error: nothing that changes within the session sits ahead of stable cached content.",
+            icon=":material/check_circle:",
+        )
+    rows = recommend_view.lint_rows(report)
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    if report.recorded:
+        st.caption(
+            "Recorded requests: blocks that differ from the previous request in a few characters"
+        )
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "step": f.step,
+                        "block": f.block,
+                        "before": f.before,
+                        "after": f.after,
+                        "position": f.position,
+                    }
+                    for f in report.recorded
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+
+
+def _recommend(sel: Selection) -> None:
+    st.subheader("Recommend: the cheapest layout the design allows", anchor=False)
+    r = recommend_view.recommendation(
+        sel.session_key, sel.session, sel.layout, sel.provider, sel.model
+    )
+    per_month = int(
+        st.number_input("Sessions per month", min_value=0, value=1000, step=100, key="rec_volume")
+    )
+    m = st.columns(4)
+    m[0].metric("Cost now", f"${r.before_usd:,.4f}", help=f"hit ratio {r.before_hit:.1%}")
+    m[1].metric(
+        "Cost recommended",
+        f"${r.after_usd:,.4f}",
+        delta=f"{r.after_hit - r.before_hit:+.1%} hit ratio"
+        if r.after_hit != r.before_hit
+        else None,
+    )
+    m[2].metric("Saving per session", f"${r.saving_per_session:,.4f}")
+    m[3].metric(
+        f"Saving per month ({per_month:,} sessions)", f"${r.saving_per_month(per_month):,.2f}"
+    )
+    for sentence in (*r.changes, r.keep_alive):
+        st.markdown(f"- {md(sentence)}")
+    text = layout_text(r.recommended)
+    left, right = st.columns(2, gap="medium")
+    with left:
+        st.caption(f"Current layout: {md(sel.layout.label)}")
+        st.code(recommend_view.current_text(sel.layout), language="yaml")
+    with right:
+        st.caption("Recommended layout")
+        st.code(text, language="yaml")
+        st.download_button(
+            "Download recommended.yaml",
+            text,
+            file_name=recommend_view.RECOMMENDED_FILE,
+            key="rec_download",
+        )
+    head = data.layout_choice(text, recommend_view.RECOMMENDED_FILE)
+    cmp = data.comparison(
+        sel.session_key, sel.session, sel.layout, head, sel.provider, sel.model, sel.ttl
+    )
+    st.caption(
+        f"Compare, under this sidebar's pricing: {md(sel.layout.label)} ${cmp.base.totals['usd']:,.4f}"
+        f" → recommended ${cmp.head.totals['usd']:,.4f}."
+    )
+    b1, b2 = st.columns(2)
+    if b1.button("Open in Compare", icon=":material/compare_arrows:", key="rec_compare"):
+        recommend_view.open_in_compare(sel.layout, text)
+    if b2.button("Open in the step view", icon=":material/stacks:", key="rec_step"):
+        recommend_view.open_in_step_view(text)
+
+
+def body() -> None:
+    sel = sidebar()
+    if sel is None:
+        return
+    st.title(":material/auto_fix_high: Recommend", anchor=False)
+    st.caption(
+        f"{md(sel.session.title)} · {md(sel.provider_label)}. Every component is rendered again under"
+        " controlled changes of its context; then the layouts the design allows are searched for the"
+        " cheapest bill."
+    )
+    _lint(sel)
+    _recommend(sel)
+
+
+page.setup("Recommend", ":material/auto_fix_high:")
+page.guarded(body)

@@ -1,0 +1,63 @@
+"""AppTest: the Recommend page draws the lint table and the recommendation, and hands the
+recommended layout to Compare and to the step view."""
+
+from __future__ import annotations
+
+from app_helpers import new_app
+from streamlit.testing.v1 import AppTest
+
+PAGE = "pages/6_Recommend.py"
+MIDNIGHT = "coding_agent_midnight"
+
+
+def _recommend_page(**query: str) -> AppTest:
+    at = new_app(**query)
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_page_shows_the_lint_table_and_the_saving() -> None:
+    at = _recommend_page(session=MIDNIGHT)
+    assert not at.error
+    assert "No error" in at.success[0].value
+    table = at.dataframe[0].value
+    date = table[table["component"] == "current_date"].iloc[0]
+    assert date["across midnight"] == "changes" and date["every minute (clock)"] == ""
+    assert table[table["component"] == "environment"].iloc[0]["verdict"] == "stable"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Cost now"] == "$0.2098"
+    assert metrics["Cost recommended"] == "$0.1987"
+    assert metrics["Saving per month (1,000 sessions)"] == "$11.13"
+    codes = [c.value for c in at.code]
+    assert codes[0].startswith("name: seed") and codes[1].startswith("name: recommended")
+    assert any("Breakpoints" in m.value for m in at.markdown)
+
+
+def test_open_in_compare_puts_the_recommended_layout_on_the_head_side() -> None:
+    at = _recommend_page(session=MIDNIGHT)
+    text = at.code[1].value
+    at.button(key="rec_compare").click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="base_choice").value == "seed"
+    assert at.selectbox(key="head_choice").value == "Edit in the page…"
+    assert at.text_area(key="head_text_seed").value.rstrip() == text.rstrip()
+    costs = {m.label: m.value for m in at.metric}
+    assert costs["Cost, base"] == "$0.2098" and costs["Cost, head"] == "$0.1987"
+
+
+def test_open_in_the_step_view_selects_the_recommended_layout() -> None:
+    at = _recommend_page(session=MIDNIGHT)
+    at.button(key="rec_step").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["sel_layout"] == "Upload a file…"
+    assert at.session_state["uploaded_layout"][0] == "recommended.yaml"
+    assert not at.error
+
+
+def test_an_imported_session_gets_its_recorded_flags_and_one_error_line_for_recommend() -> None:
+    at = _recommend_page(session="imported_claude_code")
+    assert len(at.error) == 1
+    assert "every call is a recorded request" in at.error[0].value

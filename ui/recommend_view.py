@@ -1,0 +1,90 @@
+"""What the Recommend page needs besides drawing: cached lint and recommendation, the lint
+table as rows, and the hand-over of the recommended layout to Compare and the step view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from assembler.analysis.layouts import BUILTIN_LAYOUTS, Layout
+from assembler.analysis.lint import LintReport, lint_session
+from assembler.analysis.recommend import Recommendation, recommend
+from assembler.analysis.recommend_text import layout_text
+from assembler.sessions.model import Session
+from ui import data
+
+#: The file name the recommended layout carries once handed to another page.
+RECOMMENDED_FILE = "recommended.yaml"
+#: Compare's own picker values (pages/2_Compare_layouts.py) and the sidebar's upload choice.
+COMPARE_EDIT = "Edit in the page…"
+SIDEBAR_UPLOAD = "Upload a file…"
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _lint(session_key: str, layout_key: str, _session: Session, _layout: Layout) -> LintReport:
+    return lint_session(_session, _layout)
+
+
+def lint_report(session_key: str, session: Session, layout: data.LayoutChoice) -> LintReport:
+    with st.spinner("Perturbing every component…"):
+        return _lint(session_key, layout.key, session, layout.layout)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _recommend(
+    session_key: str,
+    layout_key: str,
+    provider: str | None,
+    model: str | None,
+    _session: Session,
+    _layout: Layout,
+) -> Recommendation:
+    return recommend([_session], _layout, provider=provider, model=model)
+
+
+def recommendation(
+    session_key: str,
+    session: Session,
+    layout: data.LayoutChoice,
+    provider: str | None,
+    model: str | None,
+) -> Recommendation:
+    with st.spinner("Searching the layouts the design allows…"):
+        return _recommend(session_key, layout.key, provider, model, session, layout.layout)
+
+
+def lint_rows(report: LintReport) -> list[dict[str, Any]]:
+    """One row per component: where it sits, and ✓/changes per perturbation."""
+    rows = []
+    for c in report.components:
+        row: dict[str, Any] = {"component": c.name, "layer": c.layer, "position": c.position}
+        for p in report.perturbations:
+            row[p.label] = "changes" if p.key in c.changes else ""
+        row["cost"] = c.cost
+        row["verdict"] = f"error: {c.fix}" if c.severity == "error" else c.severity
+        rows.append(row)
+    return rows
+
+
+def current_text(layout: data.LayoutChoice) -> str:
+    if layout.key in BUILTIN_LAYOUTS:
+        return data.builtin_layout_text(layout.key)
+    return layout_text(layout.layout)
+
+
+def open_in_compare(current: data.LayoutChoice, text: str) -> None:
+    """Compare's pickers set to the current layout (base) and the recommended one, edited (head)."""
+    base = current.key if current.key in BUILTIN_LAYOUTS else "seed"
+    st.session_state["base_choice"] = base
+    st.session_state["head_choice"] = COMPARE_EDIT
+    st.session_state["head_start"] = "seed"
+    st.session_state["head_text_seed"] = text
+    st.switch_page("pages/2_Compare_layouts.py")
+
+
+def open_in_step_view(text: str) -> None:
+    """The sidebar's layout set to the recommended one, as if uploaded."""
+    st.session_state["sel_layout"] = SIDEBAR_UPLOAD
+    st.session_state["uploaded_layout"] = (RECOMMENDED_FILE, text)
+    st.switch_page("app.py")
