@@ -250,9 +250,12 @@ def lint_lines(report: LintReport) -> list[str]:
         out.append(
             f"step {f.step} {f.block}: {f.before!r} → {f.after!r} {f.position}  ← error: {f.fix}"
         )
+    if not report.components:
+        out.append(f"{report.errors} error(s) in the recorded requests ({report.session})")
+        return out
     stable = sum(1 for c in report.components if not c.changes and c.position != "not emitted")
     out.append(
-        f"{report.errors} error(s); {costly} volatile component(s) in the cached prefix, {stable} stable"
-        f" ({report.session}, layout {report.layout})"
+        f"{report.errors} error(s); {costly} volatile component(s) in the cached prefix,"
+        f" {stable} stable ({report.session}, layout {report.layout})"
     )
     return out
