@@ -19,7 +19,12 @@ from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 from assembler.analysis.layouts import Layout, builtin_layout
-from assembler.analysis.perturbations import PERTURBATIONS, Perturbation
+from assembler.analysis.perturbations import (
+    ALL_PERTURBATIONS,
+    NEXT_CALL,
+    PERTURBATIONS,
+    Perturbation,
+)
 from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.recorded_lint import RecordedFlag, recorded_flags
 from assembler.cache.providers import normalize_provider
@@ -96,6 +101,7 @@ class _Place:
     before: int | None  # number of the first breakpoint at or after the block
     tokens_at_risk: int
     stable_after: set[str]  # cacheable names between this block and the last breakpoint
+    shut_out: int  # for a block not cached: tokens of cacheable blocks behind it (never cached)
 
 
 def _places(wire: Wire, count: object) -> dict[str, _Place]:
@@ -108,7 +114,14 @@ def _places(wire: Wire, count: object) -> dict[str, _Place]:
         before = next((blocks[m].breakpoint for m in marks if m >= i), None)
         risk = sum(tokens[i : last + 1]) if i <= last else 0
         after = {x.name for x in blocks[i + 1 : last + 1] if x.cacheable}
-        out[b.name] = _Place(i, before, risk, after)
+        shut = (
+            0
+            if b.cacheable
+            else sum(
+                t for x, t in zip(blocks[i + 1 :], tokens[i + 1 :], strict=True) if x.cacheable
+            )
+        )
+        out[b.name] = _Place(i, before, risk, after, shut)
     return out
 
 
@@ -134,9 +147,16 @@ def _judge(
     midnights: int,
 ) -> tuple[str, str, str | None]:
     """Severity, cost sentence and fix of one component."""
-    keys = [p for p in PERTURBATIONS if p.key in changed]
+    keys = [p for p in ALL_PERTURBATIONS if p.key in changed]
     if not keys:
         return STABLE, "", None
+    if place is not None and place.shut_out and NEXT_CALL.key in changed:
+        # per-call content ahead of cacheable blocks ends the cached prefix on every call
+        return (
+            ERROR,
+            f"keeps ≈ {place.shut_out:,} cacheable tokens behind it out of the cache on every call",
+            "move after the last cacheable block",
+        )
     if place is None or place.before is None:
         return STABLE, "outside the cached prefix: costs nothing", None
     risk, span = place.tokens_at_risk, _span(wire, place)
@@ -147,7 +167,11 @@ def _judge(
         # stable content behind it, up to the last breakpoint, is rewritten for nothing
         if p.within_session and p.key != "midnight" and place.stable_after - changed[p.key]:
             fix = p.fix if p.fix != "move after ④" else f"move after {CIRCLED[last_mark - 1]}"
-            if fix not in fixes and not (p.key == "clock+1h" and "drop minutes" in fixes):
+            # a call-to-call change already explained by a clock or a key order needs no move
+            redundant = (p.key == "clock+1h" and "drop minutes" in fixes) or (
+                p is NEXT_CALL and bool(fixes)
+            )
+            if fix not in fixes and not redundant:
                 fixes.append(fix)
             often = often or ("on every call" if p.every_call else "once an hour")
     if fixes:
@@ -163,6 +187,21 @@ def _judge(
     if first.within_session:
         return COST, f"rewrites the cached tail on every call (≈ {risk:,} tokens)", None
     return COST, f"rewrites {span} per session (≈ {risk:,} tokens)", None
+
+
+def _per_call(assembler: SessionAssembler, steps: Sequence[Step]) -> dict[str, set[str]]:
+    """Components whose text differs from the previous call's on most of the session's calls."""
+    counts: dict[str, int] = {}
+    previous: dict[str, str | None] | None = None
+    for step in steps:
+        texts = _texts(assembler.assemble(step).assembly)
+        if previous is not None:
+            for n, text in texts.items():
+                if previous.get(n) != text:
+                    counts[n] = counts.get(n, 0) + 1
+        previous = texts
+    often = {n for n, k in counts.items() if k * 2 > len(steps) - 1}
+    return {n: often for n in often}
 
 
 def lint_session(
@@ -197,6 +236,8 @@ def lint_session(
             moved = {n for n in before if before[n] != after.get(n)}
             for n in moved:
                 changed.setdefault(n, {}).setdefault(p.key, set()).update(moved)
+    for n, names in _per_call(assembler, assembled).items():
+        changed.setdefault(n, {})[NEXT_CALL.key] = names
     midnights = _midnights(steps)
     rows: list[ComponentLint] = []
     if wire is not None:
@@ -209,7 +250,7 @@ def lint_session(
                     name=c.name,
                     layer=layers.get(c.name, c.layer.value),
                     position=_position(found),
-                    changes=tuple(p.key for p in PERTURBATIONS if p.key in mine),
+                    changes=tuple(p.key for p in ALL_PERTURBATIONS if p.key in mine),
                     tokens_at_risk=found.tokens_at_risk if found else 0,
                     severity=severity,
                     cost=cost,
@@ -220,7 +261,7 @@ def lint_session(
     return LintReport(
         session=session.id,
         layout=layout.name,
-        perturbations=PERTURBATIONS,
+        perturbations=ALL_PERTURBATIONS,
         components=tuple(rows),
         recorded=tuple(recorded),
         midnights=midnights,

@@ -194,8 +194,18 @@ PERTURBATIONS: tuple[Perturbation, ...] = (
 )  # fmt: skip
 
 
+#: Not a change lint makes but one it reads: the session's own calls, each against the one
+#: before. A component whose text differs on most of them is per-call content.
+NEXT_CALL = Perturbation(
+    "next-call", "from one call to the next", True, True, "move after ④", lambda ctx: None
+)
+
+#: Everything the lint table has a column for.
+ALL_PERTURBATIONS: tuple[Perturbation, ...] = (*PERTURBATIONS, NEXT_CALL)
+
+
 def perturbation(key: str) -> Perturbation:
-    for p in PERTURBATIONS:
+    for p in ALL_PERTURBATIONS:
         if p.key == key:
             return p
     raise KeyError(key)

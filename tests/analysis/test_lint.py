@@ -176,3 +176,15 @@ def test_moving_the_date_into_l0_puts_it_before_the_system_breakpoint() -> None:
     seed = lint_session(load_session(str(SAMPLES / "research_agent.yaml")))
     seed_date = next(c for c in seed.components if c.name == "current_date")
     assert date.tokens_at_risk > seed_date.tokens_at_risk
+
+
+def test_per_call_content_ahead_of_the_call_tree_is_an_error() -> None:
+    session = load_session(str(SAMPLES / "research_agent.yaml"))
+    report = lint_session(session, builtin_layout("situation-first"))
+    situation = next(c for c in report.components if c.name == "situation")
+    assert "next-call" in situation.changes
+    assert situation.severity == ERROR
+    assert situation.fix == "move after the last cacheable block"
+    assert report.errors == 1
+    seed = lint_session(session)
+    assert next(c for c in seed.components if c.name == "situation").severity == "stable"
