@@ -20,11 +20,13 @@ import numpy as np
 from assembler.analysis.breakpoint_search import Choice, Trace, search
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import TTLS, ComponentMove, Layout
+from assembler.analysis.mixed_lifetimes import search_mixed
 from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.recommend_text import (
     arrangement_sentences,
     breakpoint_sentences,
     keep_alive_sentence,
+    mixed_sentence,
     ttl_sentence,
 )
 from assembler.analysis.recommend_trace import StepFacts, build_trace, lifetimes
@@ -182,13 +184,17 @@ def recommend(
         )
         after, moves, choice = before, {}, None
         changes.append(
-            "No change: no arrangement or breakpoint set the design allows bills less"
-            " on these sessions."
+            "No change to the layout: no arrangement, breakpoint set or single lifetime"
+            " the design allows bills less on these sessions."
         )
     changes += arrangement_sentences(moves, facts, trace.steps)
     if choice is not None:
         changes += breakpoint_sentences(current, choice, trace)
         changes.append(ttl_sentence(choice.ttl, facts.gaps, lifetimes()))
+    if found is not None:
+        mixed = search_mixed(trace, limit)
+        if mixed.usd < found.usd - 1e-9:
+            changes.append(mixed_sentence(mixed, found.usd))
     if found is not None:
         keep = keep_alive_sentence(trace, found, facts.gaps, lifetimes())
     else:

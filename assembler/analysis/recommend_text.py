@@ -11,6 +11,7 @@ import yaml
 
 from assembler.analysis.breakpoint_search import Choice, Trace
 from assembler.analysis.layouts import ComponentMove, Layout
+from assembler.analysis.mixed_lifetimes import MixedChoice
 from assembler.analysis.recommend_trace import FOREVER, StepFacts
 from assembler.design.calltree import RenderRange
 
@@ -89,6 +90,15 @@ def ttl_sentence(ttl: str, gaps: Sequence[float], seconds: Mapping[str, float]) 
     return (
         f"5m on every breakpoint: {short} of {n} gaps between calls are under 5 min and"
         f" {middle} {'is' if middle == 1 else 'are'} 5–60 min, too few to pay for 1h writes."
+    )
+
+
+def mixed_sentence(mixed: MixedChoice, uniform_usd: float) -> str:
+    marks = ", ".join(f"{ttl} after {name}" for name, ttl in mixed.marks)
+    return (
+        f"A lifetime per breakpoint ({marks}) would bill ${mixed.usd:.4f} instead of"
+        f" ${uniform_usd:.4f}; a layout file holds one ttl, so this one keeps the best single"
+        " lifetime."
     )
 
 

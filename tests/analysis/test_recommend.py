@@ -16,6 +16,7 @@ import yaml
 from assembler.analysis.breakpoint_search import Trace, brute_force, evaluate, search
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, ComponentMove, builtin_layout
+from assembler.analysis.mixed_lifetimes import brute_force_mixed, search_mixed
 from assembler.analysis.recommend import recommend
 from assembler.analysis.recommend_trace import build_trace
 from assembler.cli.main import main
@@ -192,3 +193,19 @@ def test_a_session_of_recorded_requests_is_refused_in_one_line(
     assert main(["recommend", str(SAMPLES / "imported_claude_code.yaml")]) == 2
     err = capsys.readouterr().err
     assert "every call is a recorded request" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_mixed_lifetimes_search_finds_the_brute_force_optimum(provider: str) -> None:
+    rng = np.random.default_rng(41)
+    for _ in range(25):
+        trace = _random_trace(rng, provider)
+        if len(trace.names) > 8:
+            continue  # the brute force grows with 2^k lifetimes per set
+        found, best = search_mixed(trace, 4), brute_force_mixed(trace, 4)
+        assert found.usd == pytest.approx(best.usd, abs=1e-12)
+        labels = [t for _, t in found.marks]
+        assert labels == sorted(labels, key=("1h", "5m").index)  # 1h entries first
+        # a uniform lifetime is one of the mixed choices: never cheaper
+        for ttl in ("5m", "1h"):
+            assert found.usd <= search(trace, ttl, 4).usd + 1e-12
