@@ -14,7 +14,7 @@ request, summed) cannot beat the best set found.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -135,9 +135,3 @@ def search(trace: Trace, ttl: str, limit: int) -> Choice:
         visit((), h0, m0, 0)
     found = evaluate(trace, ttl, best_set)
     return Choice(found.breakpoints, ttl, found.usd, found.read, nodes)
-
-
-def best_over_ttls(trace: Trace, ttls: Sequence[str], limit: int) -> Iterator[Choice]:
-    """The best set for each lifetime."""
-    for ttl in ttls:
-        yield search(trace, ttl, limit)

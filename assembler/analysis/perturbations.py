@@ -202,10 +202,3 @@ NEXT_CALL = Perturbation(
 
 #: Everything the lint table has a column for.
 ALL_PERTURBATIONS: tuple[Perturbation, ...] = (*PERTURBATIONS, NEXT_CALL)
-
-
-def perturbation(key: str) -> Perturbation:
-    for p in ALL_PERTURBATIONS:
-        if p.key == key:
-            return p
-    raise KeyError(key)

@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from assembler.analysis.breakpoint_search import Choice, Trace, search
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import TTLS, ComponentMove, Layout
@@ -213,8 +211,3 @@ def recommend(
         keep_alive=keep,
         nodes=nodes,
     )
-
-
-def hit_ratio(trace: Trace, choice: Choice) -> float:
-    total = float(np.sum(trace.total))
-    return choice.read / total if total else 0.0
