@@ -53,7 +53,10 @@ if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
     from assembler.analysis.compare import Comparison, compare
     from assembler.analysis.engine import analyze
     from assembler.analysis.importing import import_file
+    from assembler.analysis.lint import lint_session
     from assembler.analysis.measured import compare_measured
+    from assembler.analysis.recommend import recommend
+    from assembler.analysis.recommend_text import layout_text
     from assembler.analysis.report_json import analysis_json
     from assembler.analysis.report_rows import analysis_rows
     from assembler.analysis.results import BlockAnalysis, Miss, SessionAnalysis, StepAnalysis
@@ -77,6 +80,9 @@ _LAZY = {
     "analyze_batch": "assembler.analysis.batch",
     "import_file": "assembler.analysis.importing",
     "generate_session": "assembler.sessions.generator",
+    "lint_session": "assembler.analysis.lint",
+    "recommend": "assembler.analysis.recommend",
+    "layout_text": "assembler.analysis.recommend_text",
 }
 
 
@@ -148,9 +154,12 @@ __all__ = [
     "generate_session",
     "import_file",
     "iter_steps",
+    "layout_text",
+    "lint_session",
     "load_layout",
     "load_session",
     "parse_session",
+    "recommend",
     "register_builtins",
     "render_call_tree",
     "replay",

@@ -15,6 +15,7 @@ PAGES = (
     "pages/3_Registry.py",
     "pages/4_Savings.py",
     "pages/5_Learn.py",
+    "pages/6_Recommend.py",
 )
 
 if str(ROOT) not in sys.path:

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 BAD_SESSION = b"format: context-session/1\nsession:\n  id: broken\nevents: []\n"
-PAGES = ("Timeline", "Compare_layouts", "Registry", "Savings", "Learn")
+PAGES = ("Timeline", "Compare_layouts", "Registry", "Savings", "Learn", "Recommend")
 
 
 def settle(page: Page) -> None:
