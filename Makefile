@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 		echo "installing Debian's python3-venv"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,fleet]'
 	$(BIN)/python -m assembler doctor
 	@touch $(STAMP)
 

@@ -19,11 +19,14 @@ import resource
 import statistics
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assembler.analysis.results import SessionAnalysis
 
 SESSION_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
 GLOB_CHARS = frozenset("*?[")
@@ -71,6 +74,9 @@ class Options:
     provider: str | None = None
     model: str | None = None
     ttl: str | None = None
+
+
+Task = Callable[[str, Options], "SessionSummary | Failure"]
 
 
 @dataclass(frozen=True)
@@ -154,7 +160,6 @@ def summarise(path: str, options: Options) -> SessionSummary | Failure:
     """Load and analyse one session; the worker's job. Never raises for a bad file."""
     from assembler.analysis.engine import analyze
     from assembler.analysis.layouts import load_layout
-    from assembler.analysis.measured import compare_measured
     from assembler.cache import tokenizers as tokens
     from assembler.sessions.loader import load_session
 
@@ -171,6 +176,14 @@ def summarise(path: str, options: Options) -> SessionSummary | Failure:
     except Exception as exc:  # one bad file must not stop the batch
         tokens.counter.cache_clear()
         return Failure(path, _one_line(exc))
+    return summary_of(path, a, start)
+
+
+def summary_of(path: str, a: SessionAnalysis, start: float) -> SessionSummary:
+    """The few numbers of one analysed session (``start``: when its work began)."""
+    from assembler.analysis.measured import compare_measured
+    from assembler.cache import tokenizers as tokens
+
     # The token memo is shared across sessions (their common lines are counted
     # once) but would grow with every session: drop it past a fixed size.
     used = {tokens.tokenizer_for(s.provider, s.model).encoding for s in a.steps}
@@ -211,8 +224,12 @@ def analyze_batch(
     options: Options | None = None,
     *,
     workers: int | None = None,
+    task: Task | None = None,
 ) -> BatchReport:
-    """Analyse every session in ``paths`` on ``workers`` processes (default: all cores)."""
+    """Analyse every session in ``paths`` on ``workers`` processes (default: all cores).
+
+    ``task`` replaces :func:`summarise` as each worker's job (a picklable callable with
+    the same signature; the fleet outputs use it to write Parquet and spans)."""
     options = options or Options()
     names = [str(p) for p in paths]
     n = workers or os.cpu_count() or 1
@@ -222,7 +239,7 @@ def analyze_batch(
     results: list[SessionSummary | Failure] = []
     with ProcessPoolExecutor(max_workers=n) as pool:
         futures: list[Future[SessionSummary | Failure]] = [
-            pool.submit(summarise, p, options) for p in names
+            pool.submit(task or summarise, p, options) for p in names
         ]
         for path, fut in zip(names, futures, strict=True):
             try:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from assembler.analysis.batch import (
+    BatchReport,
     Options,
     analyze_batch,
     batch_json,
@@ -157,16 +158,56 @@ def _paths(target: str) -> list[Path]:
         raise UsageError(str(exc)) from None
 
 
+def _fleet_wanted(args: argparse.Namespace) -> bool:
+    return bool(args.engine == "ray" or args.parquet or args.otlp or "://" in args.session)
+
+
+def _need(module: str, flag: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise UsageError(f"{flag} needs {module}, which is not installed: pip install .[fleet]")
+
+
+def _run_fleet(args: argparse.Namespace, options: Options) -> BatchReport:
+    """The batch through the fleet engines (Ray, Parquet, spans, URIs)."""
+    from assembler.analysis.fleet import run_fleet
+    from assembler.analysis.fleet_sources import sources
+
+    if args.engine == "ray":
+        _need("ray", "--engine ray")
+    if args.parquet or "://" in args.session:
+        _need("pyarrow", "--parquet" if args.parquet else args.session)
+    if args.address and args.engine != "ray":
+        raise UsageError("--address applies to --engine ray")
+    try:
+        report = run_fleet(
+            sources(args.session),
+            options,
+            engine=args.engine,
+            workers=args.workers,
+            address=args.address,
+            parquet=args.parquet,
+            otlp=args.otlp,
+        )
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise UsageError(str(exc).strip().splitlines()[0]) from None
+    if args.parquet:
+        print(f"wrote Parquet tables sessions, steps, blocks under {args.parquet}", file=sys.stderr)
+    if args.otlp:
+        print(f"wrote {len(report.sessions)} traces to {args.otlp}", file=sys.stderr)
+    return report
+
+
 def cmd_analyze_batch(args: argparse.Namespace) -> int:
     if args.csv:
         raise UsageError("--csv applies to one session; use --json for a folder or a glob")
-    paths = _paths(args.session)
+    options = Options(layout=args.layout, provider=args.provider, model=args.model, ttl=args.ttl)
     load_layout(args.layout)  # a bad layout is one error, not one per session
-    report = analyze_batch(
-        paths,
-        Options(layout=args.layout, provider=args.provider, model=args.model, ttl=args.ttl),
-        workers=args.workers,
-    )
+    if _fleet_wanted(args):
+        report = _run_fleet(args, options)
+    else:
+        report = analyze_batch(_paths(args.session), options, workers=args.workers)
     if args.json:
         print(json.dumps(batch_json(report), indent=2, ensure_ascii=False))
     else:
@@ -179,7 +220,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise UsageError("--json and --csv cannot be combined")
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    if is_batch_target(args.session):
+    if is_batch_target(args.session) or _fleet_wanted(args):
         return cmd_analyze_batch(args)
     session = load_session(args.session)
     a = analyze(
@@ -310,6 +351,11 @@ def register(sub: Any) -> None:
         metavar="N",
         help="processes for a folder or glob (default: every core)",
     )
+    fleet = p.add_argument_group("fleet (docs/fleet.md; the Ray engine and Parquet need .[fleet])")
+    fleet.add_argument("--engine", choices=["local", "ray"], default="local")
+    fleet.add_argument("--address", help="Ray cluster to use (default: start a local Ray)")
+    fleet.add_argument("--parquet", metavar="DIR", help="write sessions, steps, blocks tables")
+    fleet.add_argument("--otlp", metavar="FILE", help="write per-step spans as OTLP JSON Lines")
     p.set_defaults(run=cmd_analyze)
 
     p = sub.add_parser("compare", help="two layouts side by side; exit 1 past a threshold")
