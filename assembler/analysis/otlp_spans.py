@@ -59,6 +59,8 @@ def step_attributes(a: SessionAnalysis, s: StepAnalysis) -> dict[str, Any]:
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": s.provider or a.provider,
         "gen_ai.request.model": s.model or a.model,
+        "gen_ai.conversation.id": a.session,
+        "session.id": a.session,  # how Phoenix groups a conversation's traces
         f"{ns}.session.id": a.session,
         f"{ns}.layout": a.layout,
         f"{ns}.step": s.step,

@@ -37,6 +37,7 @@ from assembler.analysis.report_rows import ROW_COLUMNS, analysis_rows
 from assembler.analysis.results import SessionAnalysis
 from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
+from assembler.sessions.model import Session
 
 EXIT_THRESHOLD = 1
 EXIT_BAD_INPUT = 2
@@ -159,7 +160,23 @@ def _paths(target: str) -> list[Path]:
 
 
 def _fleet_wanted(args: argparse.Namespace) -> bool:
-    return bool(args.engine == "ray" or args.parquet or args.otlp or "://" in args.session)
+    return bool(args.engine == "ray" or "://" in args.session)
+
+
+def _write_outputs(args: argparse.Namespace, a: SessionAnalysis, session: Session) -> None:
+    """``--parquet`` / ``--otlp`` for one session (the per-step table is printed as usual)."""
+    try:
+        if args.parquet:
+            _need("pyarrow", "--parquet")
+            from assembler.analysis.parquet_tables import write_session_tables
+
+            write_session_tables(a, session, args.session, args.parquet)
+        if args.otlp:
+            from assembler.analysis.otlp_spans import otlp_line
+
+            Path(args.otlp).write_text(otlp_line(a, args.session), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write: {exc}") from None
 
 
 def _need(module: str, flag: str) -> None:
@@ -204,7 +221,7 @@ def cmd_analyze_batch(args: argparse.Namespace) -> int:
         raise UsageError("--csv applies to one session; use --json for a folder or a glob")
     options = Options(layout=args.layout, provider=args.provider, model=args.model, ttl=args.ttl)
     load_layout(args.layout)  # a bad layout is one error, not one per session
-    if _fleet_wanted(args):
+    if _fleet_wanted(args) or args.parquet or args.otlp:
         report = _run_fleet(args, options)
     else:
         report = analyze_batch(_paths(args.session), options, workers=args.workers)
@@ -226,6 +243,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     a = analyze(
         session, load_layout(args.layout), provider=args.provider, model=args.model, ttl=args.ttl
     )
+    _write_outputs(args, a, session)
     if args.json:
         print(json.dumps(analysis_json(a), indent=2, ensure_ascii=False))
     elif args.csv:

@@ -1,7 +1,7 @@
 """``python -m assembler import FORMAT FILE -o SESSION``: foreign transcripts in.
 
 Formats: ``claude-code`` (Claude Code transcript), ``codex`` (Codex CLI
-rollout), ``requests`` (raw request/response log). The output is written as
+rollout), ``requests`` (raw request/response log), ``otel`` (OTLP JSON traces). The output is written as
 YAML for ``.yaml`` / ``.yml``, JSON Lines otherwise, and is checked by loading it
 back before the command reports success. Bad input raises
 :class:`assembler.errors.UsageError` (one line, exit 2).
@@ -58,7 +58,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``import`` to the CLI's subparsers."""
-    p = sub.add_parser("import", help="import a Claude Code / Codex transcript or a request log")
+    p = sub.add_parser(
+        "import", help="import a Claude Code / Codex transcript, a request log or OTLP traces"
+    )
     p.add_argument("format", choices=list(FORMATS))
     p.add_argument("file")
     p.add_argument("-o", "--output", required=True, help="session file to write (.yaml or .jsonl)")

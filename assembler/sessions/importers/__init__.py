@@ -15,7 +15,7 @@ from typing import Any
 from assembler.sessions.importers.history import Imported, TokenCount
 from assembler.sessions.importers.records import ImporterError
 
-FORMATS = ("claude-code", "codex", "requests")
+FORMATS = ("claude-code", "codex", "requests", "otel")
 
 
 def import_session(
@@ -36,6 +36,10 @@ def import_session(
         from assembler.sessions.importers.requests_log import import_requests
 
         return import_requests(path)
+    if format == "otel":
+        from assembler.sessions.importers.otel import import_otel
+
+        return import_otel(path, count)
     raise ImporterError(
         str(path), f"unknown format {format!r}; expected one of {', '.join(FORMATS)}"
     )
