@@ -321,17 +321,20 @@ def import_otel(path: Path, count: TokenCount) -> Imported:
             change = {"model": model} | ({"provider": provider} if provider != current[0] else {})
             events.add("change", s.start, **change)
             current = (provider, model)
-        request = [
-            {
-                "section": "system",
-                "name": "unrecorded prefix",
-                "text": PREFIX_TEXT,
-                "tokens": prefix,
-            }
-        ]
-        if blocks:
-            request += blocks
-        elif u is not None:  # nothing recorded: the rest of the input, sized from usage
+        request: list[Block] = []
+        if prefix or not blocks:  # an empty prefix is written only when nothing else is
+            request.append(
+                {
+                    "section": "system",
+                    "name": "unrecorded prefix",
+                    "text": PREFIX_TEXT,
+                    "tokens": prefix,
+                }
+            )
+        request += blocks
+        if (
+            not blocks and u is not None
+        ):  # nothing recorded: the rest of the input, sized from usage
             rest = u["input"] + u["cache_read"] + u["cache_write"] - prefix
             text = f"[messages of span {s.name}: not recorded in the trace]"
             request.append(
