@@ -108,3 +108,17 @@ def test_cli_writes_parquet_for_one_session_and_prints_its_table(
     assert main(["analyze", str(folder / "s0.jsonl"), "--parquet", str(tmp_path)]) == 0
     assert capsys.readouterr().out.startswith("session ")
     assert q(tmp_path, "select steps from 'DIR/sessions/**/*.parquet'") == [(3,)]
+
+
+def test_startup_imports_none_of_the_fleet_packages() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, assembler\n"
+        "from assembler.cli.main import build_parser\n"
+        "build_parser()\n"
+        "print(sorted(m for m in ('ray', 'pyarrow', 'duckdb') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
