@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from assembler.analysis.engine import analyze
 from assembler.analysis.importing import import_file
@@ -189,3 +191,62 @@ def test_a_span_without_a_known_provider_names_the_field(tmp_path: Path) -> None
         match=r"acme\.json:1: span 'chat claude-sonnet-4-5': gen_ai\.provider\.name: expected anthropic",
     ):
         import_file("otel", path)
+
+
+_ANY = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_KEYS = st.sampled_from(
+    [
+        "gen_ai.request.model",
+        "gen_ai.provider.name",
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.cache_read.input_tokens",
+        "gen_ai.input.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.output.messages",
+        "openinference.span.kind",
+        "llm.model_name",
+        "llm.input_messages.0.message.content",
+        "llm.token_count.prompt",
+        "session.id",
+    ]
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    attrs=st.lists(st.tuples(_KEYS, _ANY), max_size=6),
+    start=st.one_of(st.integers(), st.text(max_size=5), st.none()),
+)
+def test_any_span_imports_or_fails_in_one_line(
+    tmp_path: Path, attrs: list[tuple[str, Any]], start: Any
+) -> None:
+    def value(v: Any) -> Any:
+        return (
+            {"stringValue": v}
+            if isinstance(v, str)
+            else {"intValue": v}
+            if isinstance(v, int)
+            else v
+        )
+
+    span = {
+        "name": "s",
+        "startTimeUnixNano": start,
+        "attributes": [{"key": k, "value": value(v)} for k, v in attrs],
+    }
+    path = tmp_path / "any.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}), "utf-8")
+    try:
+        data = import_file("otel", path)
+    except ImporterError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(str(path))
+        return
+    parse_session(json.dumps(data), "any.json", jsonl=False)  # what it returns is a session

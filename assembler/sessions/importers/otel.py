@@ -110,12 +110,11 @@ def _attrs(rec: Record, raw: Any, where: str) -> dict[str, Any]:
 def _time(rec: Record, span: Mapping[str, Any]) -> datetime:
     raw = span.get("startTimeUnixNano")
     try:
-        nanos = int(raw)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        return datetime.fromtimestamp(int(raw) // 1000 / 1_000_000, tz=UTC)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError, OSError):
         raise rec.fail(
             f"startTimeUnixNano: expected nanoseconds since 1970, found {kind(raw)}"
         ) from None
-    return datetime.fromtimestamp(nanos // 1000 / 1_000_000, tz=UTC)
 
 
 def _is_llm(attrs: Mapping[str, Any]) -> bool:
@@ -191,14 +190,23 @@ def measured(a: Mapping[str, Any]) -> dict[str, int] | None:
     return usage(uncached, read, write, got["output"])
 
 
-def _json(s: LlmSpan, key: str) -> Any:
+def _json_list(s: LlmSpan, key: str) -> list[Any]:
+    """A JSON-text attribute holding a list (messages, parts); [] when absent."""
     raw = s.attrs.get(key)
     if raw is None:
-        return None
+        return []
     try:
-        return json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except (json.JSONDecodeError, RecursionError):
         raise s.record.fail(f"span {s.name!r}: {key}: expected JSON text") from None
+    if not isinstance(value, list):
+        raise s.record.fail(f"span {s.name!r}: {key}: expected a JSON list, found {kind(value)}")
+    return value
+
+
+def _parts(msg: Mapping[str, Any]) -> list[Any]:
+    parts = msg.get("parts")
+    return parts if isinstance(parts, list) else []
 
 
 def _part_text(part: Any) -> str:
@@ -213,15 +221,15 @@ def _part_text(part: Any) -> str:
 
 def _genai_blocks(s: LlmSpan) -> list[Block]:
     blocks: list[Block] = []
-    for part in _json(s, "gen_ai.system_instructions") or []:
+    for part in _json_list(s, "gen_ai.system_instructions"):
         blocks.append(
             {"section": "system", "name": f"system[{len(blocks)}]", "text": _part_text(part)}
         )
-    for i, msg in enumerate(_json(s, "gen_ai.input.messages") or []):
+    for i, msg in enumerate(_json_list(s, "gen_ai.input.messages")):
         if not isinstance(msg, Mapping):
             continue
         role = msg.get("role")
-        text = "\n".join(_part_text(p) for p in msg.get("parts") or [])
+        text = "\n".join(_part_text(p) for p in _parts(msg))
         if role == "system":
             blocks.append({"section": "system", "name": f"system[{len(blocks)}]", "text": text})
         else:
@@ -266,11 +274,9 @@ def _openinference_blocks(s: LlmSpan) -> list[Block]:
 
 
 def _answer(s: LlmSpan) -> str:
-    out = _json(s, "gen_ai.output.messages")
-    if isinstance(out, list):
-        return "\n".join(
-            _part_text(p) for m in out if isinstance(m, Mapping) for p in m.get("parts") or []
-        )
+    if "gen_ai.output.messages" in s.attrs:
+        out = _json_list(s, "gen_ai.output.messages")
+        return "\n".join(_part_text(p) for m in out if isinstance(m, Mapping) for p in _parts(m))
     return "\n".join(_message_text(m) for m in _indexed(s, "output_messages"))
 
 
