@@ -322,7 +322,7 @@ def import_otel(path: Path, count: TokenCount) -> Imported:
     ident = first[0].attrs.get("session.id") or first[0].attrs.get("gen_ai.conversation.id")
     current = (first[2], first[1])
     events.enter(first[0].start, ROOT)
-    for s, model, provider, blocks, u in steps:
+    for number, (s, model, provider, blocks, u) in enumerate(steps, start=1):
         if (provider, model) != current:
             change = {"model": model} | ({"provider": provider} if provider != current[0] else {})
             events.add("change", s.start, **change)
@@ -338,11 +338,11 @@ def import_otel(path: Path, count: TokenCount) -> Imported:
                 }
             )
         request += blocks
-        if (
-            not blocks and u is not None
-        ):  # nothing recorded: the rest of the input, sized from usage
+        if not blocks and u is not None:
+            # nothing recorded: the rest of the input, sized from usage; the text names
+            # the request, so no two requests' unknown messages pass for the same
             rest = u["input"] + u["cache_read"] + u["cache_write"] - prefix
-            text = f"[messages of span {s.name}: not recorded in the trace]"
+            text = f"[messages of request {number}: not recorded in the trace]"
             request.append(
                 {
                     "section": "messages",
