@@ -35,11 +35,12 @@ from assembler.analysis.batch import BatchReport, Options, analyze_batch, sessio
 from assembler.sessions.generator import generate_session, write_session
 
 
-def write_folder(folder: Path, sessions: int, suffix: str) -> int:
+def write_folder(folder: Path, sessions: int, suffix: str, seed_offset: int = 0) -> int:
     steps = 0
     for i in range(sessions):
         n = 8 + i % 8
-        write_session(generate_session(n, seed=i), folder / f"session-{i:04d}{suffix}")
+        data = generate_session(n, seed=seed_offset + i)
+        write_session(data, folder / f"session-{i:04d}{suffix}")
         steps += n
     return steps
 
@@ -80,6 +81,20 @@ def ray_run(paths: list[str]) -> Callable[[], BatchReport]:
     return lambda: run_fleet(paths, Options(), engine="ray")
 
 
+def ray_on_new_sessions(tmp: Path, sessions: int, suffix: str) -> Callable[[], BatchReport]:
+    """Each call analyses sessions of the same sizes the workers have not seen (other
+    seeds), so their token memo holds none of these lines: warm processes, cold data."""
+
+    def run() -> BatchReport:
+        k = len(list(tmp.iterdir())) + 1
+        folder = tmp / f"new-{k}"
+        folder.mkdir()
+        write_folder(folder, sessions, suffix, seed_offset=100_000 * k)
+        return ray_run([str(p) for p in session_paths(str(folder))])()
+
+    return run
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sessions", type=int, default=200)
@@ -108,7 +123,10 @@ def main(argv: list[str] | None = None) -> int:
                 # loaded, empty token memo), later runs reuse them: both are shown
                 ray_start = start_ray(cores)
                 runs.append(("ray, first run", ray_run([str(p) for p in paths])))
-                runs.append(("ray, warm workers", ray_run([str(p) for p in paths])))
+                extra = Path(tempfile.mkdtemp(dir=tmp))
+                runs.append(
+                    ("ray, warm workers", ray_on_new_sessions(extra, args.sessions, suffix))
+                )
             base: float | None = None
             for engine, run in runs:
                 r = best_of(run, 1 if engine == "ray, first run" else args.repeat)
