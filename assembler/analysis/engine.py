@@ -182,7 +182,7 @@ def _analyze(
         target = engine.target(provider or profile.provider, model or profile.model)
         prov, mdl = target.provider, target.model
         blocks = assembled.wire.blocks
-        result = target.simulator.request(blocks, mdl, step.at, store)
+        result = target.simulator.request(blocks, mdl, step.at, store, step.call.settings)
         released = prev is not None and exits[step.call.index] > exits[prev.event_index]
         changes = block_changes(blocks, prev, released)
         day = _local_day(step)
