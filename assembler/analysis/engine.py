@@ -10,6 +10,7 @@ from functools import cache
 from zoneinfo import ZoneInfo
 
 from assembler.analysis.block_records import BlockRecords, PreviousStep, block_changes, layer_tokens
+from assembler.analysis.diagnostics import check_diagnostic
 from assembler.analysis.layouts import Layout, builtin_layout
 from assembler.analysis.misses import MissInput, duration_text, find_miss
 from assembler.analysis.pipeline import SessionAssembler
@@ -234,6 +235,7 @@ def _analyze(
                 measured=measured,
                 provider=prov,
                 model=mdl,
+                diagnostic=check_diagnostic(step.call.diagnostic, miss, blocks),
             )
         )
         prev = PreviousStep(
