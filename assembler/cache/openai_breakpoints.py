@@ -2,10 +2,10 @@
 
 Implicit mode places one managed breakpoint at the end of the latest user or
 tool message; explicit ``prompt_cache_breakpoint`` blocks add more (explicit
-mode: only those). A request reads the longest of its latest 80 breakpoints
-whose prefix is stored, with no fallback to a shorter prefix and no rounding,
-and writes at most 4 of its breakpoints after the read (billed as
-``cache_write_tokens``). Each rule is in ``cache_rules.yaml`` with its source.
+mode: only those). A request reads the longest prefix of itself that one of
+the scope's latest 80 breakpoints stored, exactly: no fallback to a shorter
+prefix where no breakpoint was written, no rounding. It writes at most 4 of
+its own breakpoints after the read (billed as ``cache_write_tokens``). Each rule is in ``cache_rules.yaml`` with its source.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class BreakpointSimulator:
         return self.min_tokens
 
     def breakpoints(self, blocks: Sequence[WireBlock], mode: str) -> list[int]:
-        """The explicit marks, plus the managed one in implicit mode; the latest ``considered``."""
+        """The explicit marks, plus the managed one in implicit mode."""
         marks = {i for i, b in enumerate(blocks) if b.breakpoint is not None}
         if mode != "explicit":
             latest = max(
@@ -49,7 +49,7 @@ class BreakpointSimulator:
             )
             if latest is not None:
                 marks.add(latest)
-        return sorted(marks)[-self.considered :]
+        return sorted(marks)
 
     def request(
         self,
@@ -80,20 +80,25 @@ class BreakpointSimulator:
             cum.append(running)
             keys.append(h)
         marks = [i for i in self.breakpoints(blocks, mode) if cum[i] >= self.min_tokens]
+        recent = set(scope.recent)
         hit, expired_at = -1, -1
-        for mark in reversed(marks):  # exact match only, longest first
-            state = scope.state(keys[mark], now)
-            if state == ALIVE:
-                hit = mark
-                break
-            if state == EXPIRED:
-                expired_at = max(expired_at, mark)
+        for i in range(len(keys) - 1, -1, -1):  # the longest stored breakpoint, exactly
+            if keys[i] in recent and cum[i] >= self.min_tokens:
+                state = scope.state(keys[i], now)
+                if state == ALIVE:
+                    hit = i
+                    break
+                if state == EXPIRED:
+                    expired_at = max(expired_at, i)
         read = cum[hit] if hit >= 0 else 0
         if hit >= 0:
             scope.put(keys[hit], now, retention)
         written = [m for m in marks if m > hit][-self.max_writes :]
         for mark in written:
             scope.put(keys[mark], now, retention)
+        fresh = [keys[m] for m in written if keys[m] not in recent]
+        if fresh:
+            scope.recent = [*scope.recent, *fresh][-self.considered :]
         write = cum[written[-1]] - read if written else 0
         # a stable prefix this request shares with the previous one, left unread
         shared = 0

@@ -53,12 +53,13 @@ class Scope:
     (:class:`_Path`). Flat maps rather than an object per entry, so a request's
     new segment keys are looked up and written with C-level ``map`` / ``update``."""
 
-    __slots__ = ("expires", "hard", "path", "ready")
+    __slots__ = ("expires", "hard", "path", "ready", "recent")
 
     def __init__(self) -> None:
         self.expires: dict[int, float] = {}
         self.hard: dict[int, float] = {}
         self.ready: dict[int, float] = {}  # readable by requests that start after this
+        self.recent: list[int] = []  # the latest breakpoints written (OpenAI GPT-5.6+)
         self.path: _Path | None = None
 
     def state(self, key: int, now: float) -> int:
