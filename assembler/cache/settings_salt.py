@@ -29,9 +29,8 @@ def level_salts(
         value = getattr(settings, name)
         if level is not None and value is not None:
             parts[SECTIONS[level]].append((name, value))
-    if not any(parts):
-        return _NONE
-    return (hash(tuple(parts[0])), hash(tuple(parts[1])), hash(tuple(parts[2])))
+    a, b, c = (hash(tuple(p)) if p else 0 for p in parts)  # an empty level: as if unrecorded
+    return a, b, c
 
 
 def _text(value: object) -> str:
