@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.prefix_units import PrefixUnitSimulator
@@ -316,3 +320,21 @@ def test_every_rule_has_a_source_and_dates_and_each_provider_a_version() -> None
                 continue
             assert str(rule.get("source", "")).strip(), (provider, name)
             assert "effective" in rule and rule.get("checked"), (provider, name)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["text", "tool_use", "tool_result"]), min_size=1, max_size=80))
+def test_the_lookback_window_spans_at_most_20_positions(kinds: list[str]) -> None:
+    sim = AnthropicSimulator(seg())
+    blocks = [blk(f"messages[{i}] {k}", 10) for i, k in enumerate(kinds)]
+    mark = len(blocks) - 1
+    start = sim._window(blocks, mark)
+    window = kinds[start : mark + 1]
+    # a position: one block, or a run of tool_use / of tool_result blocks
+    positions = 1 + sum(
+        not (a == b and a in ("tool_use", "tool_result")) for a, b in pairwise(window)
+    )
+    assert positions <= 20
+    if start > 0:  # it stopped because one more block would start a 21st position
+        before = kinds[start - 1]
+        assert positions == 20 and not (before == kinds[start] and before != "text")
