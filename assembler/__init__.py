@@ -45,7 +45,13 @@ from assembler.design.layers import Layer, Placement
 from assembler.design.registry import ContextComponent, RegistrationError, Registry, always
 from assembler.design.wire import Wire, WireBlock, build_wire, to_anthropic, to_openai
 from assembler.sessions.loader import load_session, parse_session
-from assembler.sessions.model import Session, SessionError, Usage
+from assembler.sessions.model import (
+    ProviderDiagnostic,
+    RequestSettings,
+    Session,
+    SessionError,
+    Usage,
+)
 from assembler.sessions.replay import Step, iter_steps, replay
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
@@ -59,7 +65,13 @@ if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
     from assembler.analysis.recommend_text import layout_text
     from assembler.analysis.report_json import analysis_json
     from assembler.analysis.report_rows import analysis_rows
-    from assembler.analysis.results import BlockAnalysis, Miss, SessionAnalysis, StepAnalysis
+    from assembler.analysis.results import (
+        BlockAnalysis,
+        DiagnosticCheck,
+        Miss,
+        SessionAnalysis,
+        StepAnalysis,
+    )
     from assembler.cache.store import CacheStore
     from assembler.sessions.generator import generate_session
 
@@ -74,6 +86,7 @@ _LAZY = {
     "StepAnalysis": "assembler.analysis.results",
     "BlockAnalysis": "assembler.analysis.results",
     "Miss": "assembler.analysis.results",
+    "DiagnosticCheck": "assembler.analysis.results",
     "Comparison": "assembler.analysis.compare",
     "CacheStore": "assembler.cache.store",
     "compare_measured": "assembler.analysis.measured",
@@ -111,6 +124,7 @@ __all__ = [
     "Context",
     "ContextComponent",
     "ContractKind",
+    "DiagnosticCheck",
     "Environment",
     "Expose",
     "Frame",
@@ -123,9 +137,11 @@ __all__ = [
     "OutputContract",
     "Placement",
     "Profile",
+    "ProviderDiagnostic",
     "RegistrationError",
     "Registry",
     "RenderRange",
+    "RequestSettings",
     "Session",
     "SessionAnalysis",
     "SessionAssembler",

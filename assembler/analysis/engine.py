@@ -10,6 +10,7 @@ from functools import cache
 from zoneinfo import ZoneInfo
 
 from assembler.analysis.block_records import BlockRecords, PreviousStep, block_changes, layer_tokens
+from assembler.analysis.diagnostics import check_diagnostic
 from assembler.analysis.layouts import Layout, builtin_layout
 from assembler.analysis.misses import MissInput, duration_text, find_miss
 from assembler.analysis.pipeline import SessionAssembler
@@ -182,7 +183,7 @@ def _analyze(
         target = engine.target(provider or profile.provider, model or profile.model)
         prov, mdl = target.provider, target.model
         blocks = assembled.wire.blocks
-        result = target.simulator.request(blocks, mdl, step.at, store)
+        result = target.simulator.request(blocks, mdl, step.at, store, step.call.settings)
         released = prev is not None and exits[step.call.index] > exits[prev.event_index]
         changes = block_changes(blocks, prev, released)
         day = _local_day(step)
@@ -234,6 +235,7 @@ def _analyze(
                 measured=measured,
                 provider=prov,
                 model=mdl,
+                diagnostic=check_diagnostic(step.call.diagnostic, miss, blocks),
             )
         )
         prev = PreviousStep(

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from assembler.analysis.block_records import PreviousStep, first_difference
+from assembler.analysis.causes import REASON_CAUSES, expiry_cause
 from assembler.analysis.results import Miss
+from assembler.cache.rules import rules
 from assembler.cache.simulation import CacheResult
+from assembler.design.layers import Placement
 from assembler.design.wire import WireBlock
 
 
@@ -48,7 +51,8 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
     def make(index: int, reason: str, lost: int, sentence: str) -> Miss:
         b = x.blocks[index]
         who = f"{b.name} ({b.layer.value})"
-        return Miss(b.name, b.layer.value, reason, lost, f"{who} {sentence}")
+        cause = expiry_cause(x.ttl) if reason == "expired" else REASON_CAUSES[reason]
+        return Miss(b.name, b.layer.value, reason, lost, f"{who} {sentence}", cause)
 
     if res.read < expected:
         lost = expected - res.read
@@ -60,6 +64,14 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
                 f"lost its cache: the model switched from {prev.model} to {x.model}, "
                 f"whose cache is separate; {lost:,} tokens were re-sent uncached.",
             )
+        if res.cause == "cache_key_changed":
+            return make(
+                at_read,
+                "cache key changed",
+                lost,
+                f"lost its cache: the request's prompt_cache_key changed, which routes it to "
+                f"another cache; {lost:,} tokens were re-sent uncached.",
+            )
         if res.expired:
             gap = duration_text(x.at - prev.at)
             return make(
@@ -69,6 +81,9 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
                 f"expired from the cache after a {gap} idle gap (lifetime {x.ttl}): "
                 f"{lost:,} tokens were re-sent uncached.",
             )
+        simulated = _simulated_cause(x, at_read, lost, make)
+        if simulated is not None:
+            return simulated
         if res.below_minimum or expected < x.minimum:
             return make(
                 at_read,
@@ -100,6 +115,55 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
                 f"starts a request with no cache breakpoint: nothing is written, "
                 f"{common:,} repeated tokens were sent uncached.",
             )
+    return None
+
+
+def _simulated_cause(
+    x: MissInput, index: int, lost: int, make: Callable[[int, str, int, str], Miss]
+) -> Miss | None:
+    """A shortfall the simulator itself explained (a provider rule, not a changed block)."""
+    res = x.result
+    if res.cause == "setting_changed" and res.setting_changes:
+        what = "; ".join(f"{name} changed ({a} → {b})" for name, a, b in res.setting_changes)
+        return make(
+            index,
+            "setting changed",
+            lost,
+            f"lost its cache: {what}, which invalidates this part of the prefix; "
+            f"{lost:,} tokens were re-sent uncached.",
+        )
+    if res.cause == "concurrent_cold_write":
+        return make(
+            index,
+            "parallel cold write",
+            lost,
+            f"was written by a request whose response had not started yet (sent in parallel): "
+            f"this one paid the write again; {lost:,} tokens were not read.",
+        )
+    if res.cause == "lookback_exceeded":
+        return make(
+            index,
+            "lookback exceeded",
+            lost,
+            f"was cached, but more than {rules()['anthropic']['lookback']['value']} positions "
+            f"before the breakpoint, beyond the lookback: {lost:,} tokens were re-sent uncached.",
+        )
+    if res.cause == "breakpoint_mismatch":
+        return make(
+            index,
+            "breakpoint mismatch",
+            lost,
+            f"sits in a stable prefix with no breakpoint at its end: the cache matches only "
+            f"at a breakpoint, so {lost:,} tokens were re-sent uncached.",
+        )
+    if res.cause == "prefix_unit_mismatch":
+        return make(
+            index,
+            "prefix unit mismatch",
+            lost,
+            f"sits in a prefix no stored unit fully matches: {lost:,} tokens were re-sent "
+            f"uncached.",
+        )
     return None
 
 
@@ -143,7 +207,17 @@ def _changed(
                 "component removed",
                 lost,
                 f"{gone} was removed: {lost:,} tokens after it were re-sent uncached.",
+                "component_removed",
             )
+    if b.placement == Placement.HISTORY and b.name.startswith("messages["):
+        # a recorded request whose earlier history differs from what was sent before
+        return make(
+            index,
+            "history re-sent",
+            lost,
+            f"was re-sent by the client with other content than before: "
+            f"{lost:,} tokens after it were re-sent uncached.",
+        )
     when = " at midnight" if x.day != prev.day else ""
     return make(
         index,

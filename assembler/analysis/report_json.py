@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assembler.analysis.results import Miss, SessionAnalysis, StepAnalysis
+from assembler.analysis.results import DiagnosticCheck, Miss, SessionAnalysis, StepAnalysis
+from assembler.cache.rules import minimum_rule, rules, rules_version
 from assembler.design.context import format_time
 from assembler.sessions.model import Usage
 
@@ -20,7 +21,42 @@ def _miss_json(m: Miss | None) -> dict[str, Any] | None:
         "reason": m.reason,
         "tokens_lost": m.tokens_lost,
         "sentence": m.sentence,
+        "cause": m.cause,
     }
+
+
+def _diagnostic_json(d: DiagnosticCheck | None) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    return {
+        "provider": d.provider,
+        "type": d.type,
+        "reason": d.reason,
+        "missed_tokens": d.missed_tokens,
+        "ours": d.ours,
+        "agrees": d.agrees,
+        "sentence": d.sentence,
+    }
+
+
+def rules_json(a: SessionAnalysis) -> dict[str, Any]:
+    """Per provider the analysis used: its rules version, and a warning for each model
+    that fell back to a default rule (naming the rule)."""
+    used: dict[str, set[str]] = {}
+    for s in a.steps or ():
+        used.setdefault(s.provider or a.provider, set()).add(s.model or a.model)
+    if not used:
+        used[a.provider] = {a.model}
+    out: dict[str, Any] = {}
+    for provider, models in sorted(used.items()):
+        entry: dict[str, Any] = {"version": rules_version(provider)}
+        prediction = rules()[provider].get("prediction")
+        if prediction is not None:
+            entry["prediction"] = prediction["value"]
+        warnings = [w for m in sorted(models) if (w := minimum_rule(provider, m).warning)]
+        entry["warnings"] = warnings
+        out[provider] = entry
+    return out
 
 
 def _usage_json(u: Usage | None) -> dict[str, int] | None:
@@ -66,6 +102,7 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
             for b in s.blocks
         ],
         "measured": _usage_json(s.measured),
+        "provider_diagnostic": _diagnostic_json(s.diagnostic),
     }
 
 
@@ -109,6 +146,17 @@ def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
         "model": a.model,
         "ttl": a.ttl,
         "approximate_tokens": a.approximate_tokens,
+        "rules": rules_json(a),
         "steps": steps,
         "totals": totals,
     }
+
+
+def rules_lines(a: SessionAnalysis) -> list[str]:
+    """The rules versions the analysis used, and any model that fell back to a default."""
+    used = rules_json(a)
+    head = "rules: " + " · ".join(
+        f"{p} {e['version']}" + (f" ({e['prediction']})" if "prediction" in e else "")
+        for p, e in used.items()
+    )
+    return [head, *(f"warning: {w}" for e in used.values() for w in e["warnings"])]

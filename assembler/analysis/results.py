@@ -34,6 +34,20 @@ class Miss:
     reason: str  # content changed | expired | below minimum | model switched | io released | history compacted | ...
     tokens_lost: int
     sentence: str
+    cause: str = ""  # the taxonomy code (analysis/causes.py, docs/cache-engine.md)
+
+
+@dataclass(frozen=True, slots=True)
+class DiagnosticCheck:
+    """The provider's own cache verdict beside ours."""
+
+    provider: str
+    type: str | None  # the provider's type (None: no divergence)
+    reason: str | None  # OpenAI's reason within a cache_miss
+    missed_tokens: int | None
+    ours: str | None  # our cause code, None when we found no miss
+    agrees: bool | None  # None: the provider gave no verdict
+    sentence: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +71,7 @@ class StepAnalysis:
     measured: Usage | None
     provider: str = ""
     model: str = ""
+    diagnostic: DiagnosticCheck | None = None
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,40 @@
-"""Anthropic's breakpoint cache: entries written at breakpoints, found by a 20-position lookback."""
+"""Anthropic's breakpoint cache: entries written at breakpoints, found by a 20-position lookback.
+
+Rules (each in ``cache_rules.yaml`` with its source): a run of consecutive
+``tool_use`` blocks is one lookback position, and so is a run of ``tool_result``
+blocks; an entry is readable only once the response of the request that wrote it
+has started, so parallel requests on a cold prefix each pay the write; a changed
+request setting (``tool_choice``, effort, …) invalidates the level the rules name
+and every later one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
 
-from assembler.cache.rules import Retention, anthropic_minimum, parse_duration, rules
+from assembler.cache.rules import (
+    Retention,
+    anthropic_minimum,
+    invalidation_level,
+    parse_duration,
+    rules,
+)
 from assembler.cache.segmenter import Segmenter
+from assembler.cache.settings_salt import SECTIONS, changed_settings, level_salts
 from assembler.cache.simulation import CacheResult, block_states
-from assembler.cache.store import ALIVE, EXPIRED, CacheStore
+from assembler.cache.store import ALIVE, EXPIRED, PENDING, CacheStore
 from assembler.design.wire import WireBlock
 from assembler.errors import UsageError
+from assembler.sessions.model import RequestSettings
 
 # --- Anthropic ----------------------------------------------------------------------------
+
+
+def block_kind(block: WireBlock) -> str:
+    """The content kind of a recorded block, from the importers' names ``messages[N] <kind> …``."""
+    parts = block.name.split(" ", 2)
+    return parts[1] if len(parts) > 1 and parts[0].startswith("messages[") else ""
 
 
 class AnthropicSimulator:
@@ -33,12 +55,25 @@ class AnthropicSimulator:
         self.ttl = ttl
         self.retention = Retention.fixed(parse_duration(r["ttl"]["allowed"][ttl]))
         self.lookback = int(r["lookback"]["value"])
+        self.runs = frozenset(r["lookback"]["runs_count_as_one"])
         self.max_breakpoints = int(r["max_breakpoints"]["value"])
+        self.first_response_after = parse_duration(
+            r["availability"]["first_response_after"]
+        ).total_seconds()
         self.automatic = automatic
-        # the previous request: model, blocks, tokens, running totals, prefix keys
+        # the previous request: model, blocks, tokens, running totals, prefix keys, salts, settings
         self._last: (
-            tuple[str, tuple[WireBlock, ...], tuple[int, ...], list[int], list[int]] | None
+            tuple[
+                str,
+                tuple[WireBlock, ...],
+                tuple[int, ...],
+                list[int],
+                list[int],
+                tuple[int, int, int],
+            ]
+            | None
         ) = None
+        self._settings: RequestSettings | None = None
 
     def minimum(self, model: str) -> int:
         return anthropic_minimum(model)
@@ -52,12 +87,14 @@ class AnthropicSimulator:
         return marks[: self.max_breakpoints]
 
     def _prefix_keys(
-        self, blocks: Sequence[WireBlock], model: str
+        self, blocks: Sequence[WireBlock], model: str, salts: tuple[int, int, int]
     ) -> tuple[tuple[int, ...], list[int], list[int]]:
         """Per block: its tokens, the running total and the key of the prefix ending there.
 
         The leading blocks that are the very objects of the previous request (an
         unchanged system prompt) keep their figures; only the rest are measured.
+        A level's settings enter the key at its first block, so a changed setting
+        changes that level's keys and every later one.
         """
         same = 0
         last = self._last
@@ -66,15 +103,29 @@ class AnthropicSimulator:
             n = min(len(before), len(blocks))
             while same < n and blocks[same] is before[same]:
                 same += 1
+            if last[5] != salts:  # keys are kept only up to the first changed level
+                first = next(i for i in range(3) if last[5][i] != salts[i])
+                same = min(
+                    same,
+                    next(
+                        (i for i, b in enumerate(blocks[:same]) if SECTIONS[b.section] >= first),
+                        same,
+                    ),
+                )
         if same:
             assert last is not None
             tokens, cum, hashes = list(last[2][:same]), last[3][:same], last[4][:same]
             running, h = cum[-1], hashes[-1]
+            section = blocks[same - 1].section
         else:
             tokens, cum, hashes = [], [], []
-            running, h = 0, hash(("anthropic", model))
+            running, h = 0, hash(("anthropic", model, salts[0]))
+            section = "tools"
         measure = self.segmenter.measure
         for b in blocks[same:]:
+            if b.section != section:
+                section = b.section
+                h = hash((h, salts[SECTIONS[section]]))
             n, fingerprint = measure(b)
             running += n
             h = hash((h, b.section, fingerprint))
@@ -82,39 +133,84 @@ class AnthropicSimulator:
             cum.append(running)
             hashes.append(h)
         kept = tuple(tokens)
-        self._last = (model, tuple(blocks), kept, cum, hashes)
+        self._last = (model, tuple(blocks), kept, cum, hashes, salts)
         return kept, cum, hashes
 
+    def _window(self, blocks: Sequence[WireBlock], mark: int) -> int:
+        """The first block index inside ``mark``'s lookback (runs of tool blocks are one position)."""
+        runs = self.runs
+        position, i = 1, mark
+        kind = block_kind(blocks[mark]) if runs else ""
+        while i > 0:
+            prev = block_kind(blocks[i - 1]) if runs else ""
+            if not (prev == kind and prev in runs):
+                position += 1
+                if position > self.lookback:
+                    break
+            kind = prev
+            i -= 1
+        return i
+
     def request(
-        self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
+        self,
+        blocks: Sequence[WireBlock],
+        model: str,
+        at: datetime,
+        store: CacheStore,
+        settings: RequestSettings | None = None,
     ) -> CacheResult:
-        tokens, cum, hashes = self._prefix_keys(blocks, model)
+        salts = level_salts(settings, invalidation_level)
+        changes = changed_settings(self._settings, settings, invalidation_level)
+        self._settings = settings
+        tokens, cum, hashes = self._prefix_keys(blocks, model, salts)
         scope = store.scope("anthropic", model)
         now = at.timestamp()
+        started = settings.response_started if settings is not None else None
+        ready = started.timestamp() if started is not None else now + self.first_response_after
         minimum = self.minimum(model)
         marks = self.breakpoints(blocks)
         eligible = [i for i in marks if cum[i] >= minimum]
-        hit, expired_at = -1, -1
+        hit, expired_at, pending_at, beyond = -1, -1, -1, -1
         for mark in eligible:
-            for pos in range(mark, max(-1, mark - self.lookback), -1):
+            start = self._window(blocks, mark)
+            found = False
+            for pos in range(mark, start - 1, -1):
                 state = scope.state(hashes[pos], now)
                 if state == ALIVE:
                     hit = max(hit, pos)
+                    found = True
                     break
                 if state == EXPIRED:
                     expired_at = max(expired_at, pos)
+                elif state == PENDING:
+                    pending_at = max(pending_at, pos)
+            if not found and start > 0:  # an entry the lookback cannot reach
+                for pos in range(start - 1, hit, -1):
+                    if scope.state(hashes[pos], now) == ALIVE:
+                        beyond = max(beyond, pos)
+                        break
         read = cum[hit] if hit >= 0 else 0
         if hit >= 0:  # every hit refreshes the entry's lifetime
             scope.put(hashes[hit], now, self.retention)
         last_written = hit
         for mark in eligible:
             if mark > hit or scope.state(hashes[mark], now) == ALIVE:
-                scope.put(hashes[mark], now, self.retention)
+                scope.put(hashes[mark], now, self.retention, ready)
             if mark > hit:
                 last_written = mark
         write = cum[last_written] - read if last_written > hit else 0
         total = cum[-1] if cum else 0
         states, full = block_states(tokens, read, write)
+        cause = None
+        if beyond > hit:
+            cause = "lookback_exceeded"
+        elif pending_at > hit:
+            cause = "concurrent_cold_write"
+        elif changes:
+            cause = "setting_changed"
+        notes: tuple[str, ...] = ()
+        if self.automatic and sum(b.breakpoint is not None for b in blocks) >= self.max_breakpoints:
+            notes = ("automatic caching found all 4 breakpoint slots taken by explicit markers",)
         return CacheResult(
             total=total,
             read=read,
@@ -124,4 +220,7 @@ class AnthropicSimulator:
             expired=expired_at > hit,
             below_minimum=bool(marks) and not eligible,
             cached_blocks=full,
+            notes=notes,
+            cause=cause,
+            setting_changes=changes,
         )

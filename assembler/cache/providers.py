@@ -1,13 +1,21 @@
-"""Provider names and the simulator each one gets."""
+"""Provider names and the simulator each one gets (per model, by the rules' ``generation``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
+
 from assembler.cache.anthropic import AnthropicSimulator
-from assembler.cache.rules import Retention, parse_duration, rules
+from assembler.cache.openai_breakpoints import BreakpointSimulator
+from assembler.cache.prefix_units import PrefixUnitSimulator
+from assembler.cache.rules import Retention, generation, parse_duration, rules
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import Simulator
+from assembler.cache.simulation import CacheResult, Simulator
+from assembler.cache.store import CacheStore
 from assembler.cache.token_prefix import TokenPrefixSimulator
+from assembler.design.wire import WireBlock
 from assembler.errors import UsageError
+from assembler.sessions.model import RequestSettings
 
 PROVIDERS = ("anthropic", "openai", "gemini", "deepseek")
 _ALIASES = {"google": "gemini", "google-gla": "gemini", "google-vertex": "gemini"}
@@ -21,6 +29,41 @@ def normalize_provider(provider: str) -> str:
             f"no cache simulator for provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
         )
     return p
+
+
+class ByGeneration(TokenPrefixSimulator):
+    """A token-prefix simulator that hands the models of a newer cache generation
+    (OpenAI GPT-5.6+, DeepSeek V4) to that generation's simulator."""
+
+    def __init__(
+        self,
+        provider: str,
+        segmenter: Segmenter,
+        newer: dict[str, Simulator],
+        *,
+        unit: int = 1,
+        retention: Retention | None = None,
+        cache_key: str | None = None,
+    ) -> None:
+        super().__init__(provider, segmenter, unit=unit, retention=retention, cache_key=cache_key)
+        self.newer = newer
+
+    def minimum(self, model: str) -> int:
+        sim = self.newer.get(generation(self.provider, model))
+        return sim.minimum(model) if sim is not None else super().minimum(model)
+
+    def request(
+        self,
+        blocks: Sequence[WireBlock],
+        model: str,
+        at: datetime,
+        store: CacheStore,
+        settings: RequestSettings | None = None,
+    ) -> CacheResult:
+        sim = self.newer.get(generation(self.provider, model))
+        if sim is not None:
+            return sim.request(blocks, model, at, store, settings)
+        return super().request(blocks, model, at, store, settings)
 
 
 def simulator(
@@ -37,8 +80,10 @@ def simulator(
         return AnthropicSimulator(segmenter, ttl, automatic=automatic)
     retention = Retention.fixed(parse_duration(ttl)) if ttl else None
     if p == "openai":
-        return TokenPrefixSimulator(p, segmenter, retention=retention, cache_key=cache_key)
+        newer: dict[str, Simulator] = {"breakpoint": BreakpointSimulator(segmenter, cache_key)}
+        return ByGeneration(p, segmenter, newer, retention=retention, cache_key=cache_key)
     if p == "gemini":
         return TokenPrefixSimulator(p, segmenter, retention=retention)
     unit = int(rules()["deepseek"]["unit"]["value"])
-    return TokenPrefixSimulator(p, segmenter, unit=unit, retention=retention)
+    units: dict[str, Simulator] = {"prefix_units": PrefixUnitSimulator(segmenter, retention)}
+    return ByGeneration(p, segmenter, units, unit=unit, retention=retention)

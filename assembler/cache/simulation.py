@@ -9,6 +9,7 @@ from typing import Protocol
 
 from assembler.cache.store import CacheStore
 from assembler.design.wire import WireBlock
+from assembler.sessions.model import RequestSettings
 
 # --- results and the interface ----------------------------------------------------------
 
@@ -27,6 +28,11 @@ class CacheResult:
     below_minimum: bool = False  # the request's prefixes were too short to cache
     cached_blocks: int = 0  # leading blocks served entirely from cache
     notes: tuple[str, ...] = field(default=())
+    # what the simulator saw that explains a shortfall: lookback_exceeded,
+    # concurrent_cold_write, setting_changed, cache_key_changed, breakpoint_mismatch
+    cause: str | None = None
+    setting_changes: tuple[tuple[str, str, str], ...] = ()  # (setting, before, now)
+    expected: bool = False  # a best-effort cache: the read is an expectation
 
     @property
     def uncached(self) -> int:
@@ -39,7 +45,12 @@ class Simulator(Protocol):
     def minimum(self, model: str) -> int: ...
 
     def request(
-        self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
+        self,
+        blocks: Sequence[WireBlock],
+        model: str,
+        at: datetime,
+        store: CacheStore,
+        settings: RequestSettings | None = None,
     ) -> CacheResult: ...
 
 

@@ -12,7 +12,7 @@ from operator import neg
 from assembler.cache.rules import Retention
 from assembler.sessions.versions import narrow
 
-ALIVE, EXPIRED, MISSING = 0, 1, 2
+ALIVE, EXPIRED, MISSING, PENDING = 0, 1, 2, 3  # PENDING: written, not yet readable
 NEVER = -inf  # the expiry read for a key never written (any real one is finite)
 
 
@@ -53,11 +53,13 @@ class Scope:
     (:class:`_Path`). Flat maps rather than an object per entry, so a request's
     new segment keys are looked up and written with C-level ``map`` / ``update``."""
 
-    __slots__ = ("expires", "hard", "path")
+    __slots__ = ("expires", "hard", "path", "ready", "recent")
 
     def __init__(self) -> None:
         self.expires: dict[int, float] = {}
         self.hard: dict[int, float] = {}
+        self.ready: dict[int, float] = {}  # readable by requests that start after this
+        self.recent: list[int] = []  # the latest breakpoints written (OpenAI GPT-5.6+)
         self.path: _Path | None = None
 
     def state(self, key: int, now: float) -> int:
@@ -65,18 +67,23 @@ class Scope:
         expires = self.expires.get(key)
         if expires is None:
             return MISSING
-        return ALIVE if expires > now else EXPIRED
+        if expires <= now:
+            return EXPIRED
+        return PENDING if self.ready.get(key, NEVER) >= now else ALIVE
 
-    def put(self, key: int, now: float, ret: Retention) -> None:
+    def put(self, key: int, now: float, ret: Retention, ready: float | None = None) -> None:
         """Write or refresh: lifetime counted from the start of the request.
 
-        For breakpoint caches (Anthropic), whose scopes never hold a path."""
+        A new entry is readable only by requests that start after ``ready`` (the
+        writer's first response; default its start). For breakpoint caches
+        (Anthropic), whose scopes never hold a path."""
         until = now + to_seconds(ret.idle)
         if self.expires.get(key, NEVER) > now:
             self.expires[key] = min(until, self.hard[key])
             return
         limit = self.hard[key] = now + to_seconds(ret.max_age)
         self.expires[key] = min(until, limit)
+        self.ready[key] = now if ready is None else ready
 
     def read_path(self, keys: list[int], now: float, known: int = 0) -> _PathRead:
         """Where the longest alive run of leading ``keys`` ends; the caller may know

@@ -11,14 +11,15 @@ from assembler.cache.rules import (
     Retention,
     _default_retention,
     gemini_minimum,
-    openai_increment,
     openai_retention,
+    openai_rounding,
     rules,
 )
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.simulation import CacheResult, block_states
 from assembler.cache.store import CacheStore
 from assembler.design.wire import WireBlock
+from assembler.sessions.model import RequestSettings
 
 # --- token-prefix providers ----------------------------------------------------------
 
@@ -58,6 +59,10 @@ class TokenPrefixSimulator:
         self.retention = retention
         self.cache_key = cache_key or ""
         self._last: _Sent | None = None  # the previous request, to reuse its keys
+        self._last_key: str | None = None  # the previous request's prompt_cache_key
+        self.expected = provider == "gemini" and (
+            rules()["gemini"]["prediction"]["value"] == "expectation"
+        )
 
     def _keys(
         self, blocks: Sequence[WireBlock], model: str
@@ -125,23 +130,44 @@ class TokenPrefixSimulator:
             return gemini_minimum(model)
         return int(rules()["deepseek"]["min_tokens"]["value"])
 
-    def unit_for(self, model: str) -> int:
-        return openai_increment(model) if self.provider == "openai" else self.unit
+    def rounding(self, model: str) -> tuple[int, int]:
+        """(step, offset) of the reads (see ``openai.increment`` in the rules)."""
+        return openai_rounding(model) if self.provider == "openai" else (self.unit, 0)
 
-    def retention_for(self, model: str) -> Retention:
+    def unit_for(self, model: str) -> int:
+        return self.rounding(model)[0]
+
+    def retention_for(self, model: str, settings: RequestSettings | None = None) -> Retention:
         if self.retention is not None:
             return self.retention
         if self.provider == "openai":
-            return openai_retention(model)
+            requested = None if settings is None else settings.cache_ttl or settings.retention
+            return openai_retention(model, requested)
         return _default_retention(self.provider)
 
-    def _floor(self, n: int, minimum: int, unit: int) -> int:
-        return 0 if n < minimum else n - n % unit
+    def _floor(self, n: int, minimum: int, rounding: tuple[int, int]) -> int:
+        step, offset = rounding
+        if n < minimum:
+            return 0
+        return offset + (n - offset) // step * step if n >= offset else 0
+
+    def scope_key(self, settings: RequestSettings | None) -> str:
+        """The recorded prompt_cache_key, else the simulator's."""
+        recorded = settings.prompt_cache_key if settings is not None else None
+        return recorded if recorded is not None else self.cache_key
 
     def request(
-        self, blocks: Sequence[WireBlock], model: str, at: datetime, store: CacheStore
+        self,
+        blocks: Sequence[WireBlock],
+        model: str,
+        at: datetime,
+        store: CacheStore,
+        settings: RequestSettings | None = None,
     ) -> CacheResult:
-        scope = store.scope(self.provider, model, self.cache_key)
+        key = self.scope_key(settings)
+        moved = self._last_key is not None and key != self._last_key
+        self._last_key = key
+        scope = store.scope(self.provider, model, key)
         now = at.timestamp()
         previous = self._last.keys if self._last is not None else None
         keys, cums, block_tokens, known = self._keys(blocks, model)
@@ -153,12 +179,12 @@ class TokenPrefixSimulator:
         )
         matched = cums[state.first_dead - 1] if state.first_dead else 0
         expired = state.expired
-        minimum, unit = self.minimum(model), self.unit_for(model)
+        minimum, rounding = self.minimum(model), self.rounding(model)
         total = running
-        read = self._floor(matched, minimum, unit)
-        write = max(0, self._floor(total, minimum, unit) - read)
+        read = self._floor(matched, minimum, rounding)
+        write = max(0, self._floor(total, minimum, rounding) - read)
         if total >= minimum:
-            scope.write_path(keys, now, self.retention_for(model), state)
+            scope.write_path(keys, now, self.retention_for(model, settings), state)
         states, full = block_states(block_tokens, read, write)
         return CacheResult(
             total=total,
@@ -169,4 +195,6 @@ class TokenPrefixSimulator:
             expired=expired,
             below_minimum=total < minimum,
             cached_blocks=full,
+            cause="cache_key_changed" if moved else None,
+            expected=self.expected,
         )

@@ -28,11 +28,12 @@ from assembler.analysis.batch import (
 )
 from assembler.analysis.batch import session_paths as batch_paths
 from assembler.analysis.compare import Comparison, compare
+from assembler.analysis.diagnostics import diagnostic_lines
 from assembler.analysis.engine import analyze
 from assembler.analysis.junit import CaseResult, junit_xml, write_junit
 from assembler.analysis.layouts import TTLS, load_layout
 from assembler.analysis.measured import compare_measured
-from assembler.analysis.report_json import analysis_json
+from assembler.analysis.report_json import analysis_json, rules_lines
 from assembler.analysis.report_rows import ROW_COLUMNS, analysis_rows
 from assembler.analysis.results import SessionAnalysis
 from assembler.errors import UsageError
@@ -85,6 +86,7 @@ def human_analysis(a: SessionAnalysis) -> str:
     lines = [
         f"session {a.session} · layout {a.layout} · {a.provider} {a.model} · lifetime {a.ttl}",
         f"tokens counted with tiktoken{approx}",
+        *rules_lines(a),
         "",
         *_table(
             rows,
@@ -110,6 +112,7 @@ def human_analysis(a: SessionAnalysis) -> str:
     if misses:
         lines += ["", "misses:"]
         lines += [f"  step {s.step}: {s.miss.sentence}" for s in misses if s.miss is not None]
+    lines += diagnostic_lines(a.steps)
     checks = compare_measured(a)
     if checks:
         agree = sum(c.agree for c in checks)

@@ -10,7 +10,7 @@ from typing import Any
 from assembler.analysis.layouts import LayoutError
 from assembler.cli import analysis_commands as cli_analysis
 from assembler.cli import import_commands as cli_import
-from assembler.cli import lint_commands, recommend_commands
+from assembler.cli import lint_commands, recommend_commands, rules_commands
 from assembler.cli.analysis_commands import EXIT_BAD_INPUT
 from assembler.cli.inspect_commands import (
     cmd_components,
@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_import.register(sub)
     lint_commands.register(sub)
     recommend_commands.register(sub)
+    rules_commands.register(sub)
     return parser
 
 

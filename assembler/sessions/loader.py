@@ -38,6 +38,7 @@ from assembler.sessions.model import (
     Usage,
 )
 from assembler.sessions.reader import kind_of, read_jsonl, read_one_line_json, read_yaml
+from assembler.sessions.request_settings import diagnostic_from, settings_from
 from assembler.sessions.validation import validate
 
 # --- typing -------------------------------------------------------------------
@@ -245,6 +246,11 @@ def _event(
             request=_recorded(raw["request"], previous, source, line, f"events[{index}].request")
             if "request" in raw
             else None,
+            settings=settings_from(
+                raw.get("settings"),
+                lambda t: _time(t, source, line, f"events[{index}].settings.response_started"),
+            ),
+            diagnostic=diagnostic_from(raw.get("diagnostic")),
         )
     if kind == "tool":
         return ToolCall(**base, name=raw["name"], input=raw.get("input"), output=raw.get("output"))

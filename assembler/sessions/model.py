@@ -96,6 +96,34 @@ class RecordedBlock:
 
 
 @dataclass(frozen=True)
+class RequestSettings:
+    """Request settings a provider's cache depends on, as recorded (None: not recorded)."""
+
+    tool_choice: str | None = None
+    thinking: str | None = None
+    effort: str | None = None
+    web_search: bool | None = None
+    citations: bool | None = None
+    speed: str | None = None  # "fast" mode
+    images: int | None = None  # how many images the request carries
+    prompt_cache_key: str | None = None
+    retention: str | None = None  # in_memory | 24h | 30m
+    cache_mode: str | None = None  # implicit | explicit (prompt_cache_options.mode)
+    cache_ttl: str | None = None  # prompt_cache_options.ttl
+    response_started: datetime | None = None  # when the first response began (concurrency)
+
+
+@dataclass(frozen=True)
+class ProviderDiagnostic:
+    """The provider's own verdict on a request's cache, as its response reported it."""
+
+    provider: str  # anthropic | openai
+    type: str | None  # the provider's type; None: no divergence (or still computing)
+    reason: str | None = None  # OpenAI's reason within a cache_miss
+    missed_tokens: int | None = None
+
+
+@dataclass(frozen=True)
 class LLMCall(Event):
     label: str | None = None
     input: str = ""
@@ -106,6 +134,8 @@ class LLMCall(Event):
     memory_prefetch: str | None = None
     usage: Usage | None = None
     request: tuple[RecordedBlock, ...] | None = None
+    settings: RequestSettings | None = None
+    diagnostic: ProviderDiagnostic | None = None
 
 
 @dataclass(frozen=True)

@@ -261,10 +261,20 @@ def test_a_store_is_shared_by_sessions_that_share_a_prefix() -> None:
     a, b = parse_session(json.dumps(data)), parse_session(json.dumps(other))
     alone = analyze(b, ttl="1h")
     assert alone.steps[0].read == 0
+    # at the same instant as a's first request, b's is parallel to it: an entry is
+    # readable only once the response that wrote it has started, so b writes too
     store = CacheStore()
     analyze(a, ttl="1h", store=store)
-    shared = analyze(b, ttl="1h", store=store)
-    first = shared.steps[0]
+    parallel = analyze(b, ttl="1h", store=store).steps[0]
+    assert (parallel.read, parallel.write) == (0, alone.steps[0].write)
+    # a second later, b reads what a wrote
+    for event in other["events"]:
+        at = datetime.fromisoformat(event["at"].replace("Z", "+00:00"))
+        event["at"] = (at + timedelta(seconds=1)).isoformat()
+    later = parse_session(json.dumps(other))
+    store = CacheStore()
+    analyze(a, ttl="1h", store=store)
+    first = analyze(later, ttl="1h", store=store).steps[0]
     assert first.read >= first.tokens["tools"] + first.tokens["L0"]
 
 

@@ -90,3 +90,21 @@ def test_bad_layout_file_names_the_field(tmp_path: Path) -> None:
     out = run("render", SAMPLE, "--step", "1", "--layout", str(layout))
     assert out.returncode == 2
     assert "components.current_date.layer: expected one of L0, L1, L2, found 'L7'" in out.stderr
+
+
+def test_rules_prints_each_rule_with_source_and_dates_and_warns_for_an_unknown_model() -> None:
+    out = run("rules", "--provider", "anthropic", "--model", "claude-haiku-5-5")
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    assert lines[0] == "anthropic rules for claude-haiku-5-5, version 2026-11-30"
+    assert "  min_cacheable_tokens: 1024 for claude-haiku-5-5 (the default)" in lines
+    assert sum(line.startswith("    source: ") for line in lines) == sum(
+        line.startswith("  ") and not line.startswith("    ") for line in lines
+    )
+    assert any(line.startswith("    warning: claude-haiku-5-5: not listed") for line in lines)
+    every = run("rules").stdout
+    for provider in ("anthropic", "openai", "gemini", "deepseek"):
+        assert f"{provider} rules, version " in every
+    assert "generation: breakpoint for gpt-5.6" in run("rules", "--model", "gpt-5.6").stdout
+    bad = run("rules", "--provider", "nope")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nope" in bad.stderr

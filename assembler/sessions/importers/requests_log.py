@@ -33,6 +33,7 @@ from assembler.sessions.importers.records import (
     parse_time,
     read_jsonl,
 )
+from assembler.sessions.importers.request_cache import request_settings, response_diagnostic
 
 ROOT = "requests_log"
 ANTHROPIC, CHAT, RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
@@ -74,13 +75,16 @@ def detect(rec: Record, request: Mapping[str, Any], response: Mapping[str, Any])
     raise rec.fail("request: expected an Anthropic Messages, OpenAI Chat or Responses body")
 
 
+_MARKERS = ("cache_control", "prompt_cache_breakpoint")  # Anthropic; OpenAI GPT-5.6+
+
+
 def _marked(part: Mapping[str, Any]) -> bool:
-    return isinstance(part.get("cache_control"), Mapping)
+    return any(isinstance(part.get(m), Mapping) for m in _MARKERS)
 
 
 def _without_marker(part: Mapping[str, Any]) -> dict[str, Any]:
     # The marker is not content: moving it must not look like a changed block.
-    return {k: v for k, v in part.items() if k != "cache_control"}
+    return {k: v for k, v in part.items() if k not in _MARKERS}
 
 
 def _tool_blocks(tools: Any) -> list[Block]:
@@ -203,7 +207,8 @@ def responses_blocks(request: Mapping[str, Any]) -> list[Block]:
         if itype == "message":
             role = item.get("role")
             if role in ("system", "developer"):
-                b.system_text(content_text(item.get("content")))
+                marked = any(_marked(p) for p in iter_items(item.get("content")))
+                b.system_text(content_text(item.get("content")), marked)
             else:
                 b.content(_role(role), item.get("content"))
         elif itype == "function_call":
@@ -312,6 +317,8 @@ def import_requests(path: Path) -> Imported:
             output=answer(api, response),
             usage=measured(api, response),
             request={"blocks": blocks},
+            settings=request_settings(request),
+            diagnostic=response_diagnostic(api == ANTHROPIC, request, response),
         )
     if initial is None or events.last is None:
         raise no_requests(str(path), 'lines like {"timestamp", "request", "response"}')

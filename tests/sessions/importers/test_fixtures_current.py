@@ -22,6 +22,6 @@ def test_build_reproduces_every_fixture(tmp_path: Path, monkeypatch: pytest.Monk
     build.requests_log()
     written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.jsonl"))
     checked_in = sorted(p.relative_to(FIXTURES) for p in FIXTURES.rglob("*.jsonl"))
-    assert written == checked_in and len(written) == 5
+    assert written == checked_in and len(written) == 7
     for rel in written:
         assert (tmp_path / rel).read_bytes() == (FIXTURES / rel).read_bytes(), rel

@@ -1,0 +1,125 @@
+"""OpenAI's cache from GPT-5.6 on: entries at breakpoints, read only on an exact match.
+
+Implicit mode places one managed breakpoint at the end of the latest user or
+tool message; explicit ``prompt_cache_breakpoint`` blocks add more (explicit
+mode: only those). A request reads the longest prefix of itself that one of
+the scope's latest 80 breakpoints stored, exactly: no fallback to a shorter
+prefix where no breakpoint was written, no rounding. It writes at most 4 of
+its own breakpoints after the read (billed as ``cache_write_tokens``). Each rule is in ``cache_rules.yaml`` with its source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from assembler.cache.rules import openai_retention, rules
+from assembler.cache.segmenter import Segmenter
+from assembler.cache.simulation import CacheResult, block_states
+from assembler.cache.store import ALIVE, EXPIRED, CacheStore
+from assembler.design.wire import WireBlock
+from assembler.sessions.model import RequestSettings
+
+
+class BreakpointSimulator:
+    """GPT-5.6 and later (``openai.generation: breakpoint`` in the rules)."""
+
+    provider = "openai"
+
+    def __init__(self, segmenter: Segmenter, cache_key: str | None = None) -> None:
+        r = rules()["openai"]
+        self.segmenter = segmenter
+        self.cache_key = cache_key or ""
+        self.min_tokens = int(r["min_tokens"]["value"])
+        self.max_writes = int(r["breakpoints"]["max_writes_per_request"])
+        self.considered = int(r["breakpoints"]["breakpoints_considered"])
+        self._last_keys: list[int] = []
+        self._last_key: str | None = None
+
+    def minimum(self, model: str) -> int:
+        return self.min_tokens
+
+    def breakpoints(self, blocks: Sequence[WireBlock], mode: str) -> list[int]:
+        """The explicit marks, plus the managed one in implicit mode."""
+        marks = {i for i, b in enumerate(blocks) if b.breakpoint is not None}
+        if mode != "explicit":
+            latest = max(
+                (i for i, b in enumerate(blocks) if b.section == "messages" and b.role == "user"),
+                default=None,
+            )
+            if latest is not None:
+                marks.add(latest)
+        return sorted(marks)
+
+    def request(
+        self,
+        blocks: Sequence[WireBlock],
+        model: str,
+        at: datetime,
+        store: CacheStore,
+        settings: RequestSettings | None = None,
+    ) -> CacheResult:
+        recorded = settings.prompt_cache_key if settings is not None else None
+        key = recorded if recorded is not None else self.cache_key
+        moved = self._last_key is not None and key != self._last_key
+        self._last_key = key
+        scope = store.scope("openai", model, key)
+        mode = (settings.cache_mode if settings is not None else None) or "implicit"
+        requested = None if settings is None else settings.cache_ttl or settings.retention
+        retention = openai_retention(model, requested)
+        now = at.timestamp()
+        tokens: list[int] = []
+        cum: list[int] = []
+        keys: list[int] = []
+        h, running = hash(("openai-breakpoints", model)), 0
+        for b in blocks:
+            n, fingerprint = self.segmenter.measure(b)
+            running += n
+            h = hash((h, b.section, fingerprint))
+            tokens.append(n)
+            cum.append(running)
+            keys.append(h)
+        marks = [i for i in self.breakpoints(blocks, mode) if cum[i] >= self.min_tokens]
+        recent = set(scope.recent)
+        hit, expired_at = -1, -1
+        for i in range(len(keys) - 1, -1, -1):  # the longest stored breakpoint, exactly
+            if keys[i] in recent and cum[i] >= self.min_tokens:
+                state = scope.state(keys[i], now)
+                if state == ALIVE:
+                    hit = i
+                    break
+                if state == EXPIRED:
+                    expired_at = max(expired_at, i)
+        read = cum[hit] if hit >= 0 else 0
+        if hit >= 0:
+            scope.put(keys[hit], now, retention)
+        written = [m for m in marks if m > hit][-self.max_writes :]
+        for mark in written:
+            scope.put(keys[mark], now, retention)
+        fresh = [keys[m] for m in written if keys[m] not in recent]
+        if fresh:
+            scope.recent = [*scope.recent, *fresh][-self.considered :]
+        write = cum[written[-1]] - read if written else 0
+        # a stable prefix this request shares with the previous one, left unread
+        shared = 0
+        last = self._last_keys
+        while shared < min(len(last), len(keys)) and last[shared] == keys[shared]:
+            shared += 1
+        self._last_keys = keys
+        cause = None
+        if moved:
+            cause = "cache_key_changed"
+        elif shared and cum[shared - 1] > read and expired_at <= hit:
+            cause = "breakpoint_mismatch"
+        states, full = block_states(tokens, read, write)
+        return CacheResult(
+            total=running,
+            read=read,
+            write=write,
+            block_tokens=tuple(tokens),
+            block_cache=states,
+            expired=expired_at > hit,
+            below_minimum=running < self.min_tokens,
+            cached_blocks=full,
+            cause=cause,
+        )

@@ -1,0 +1,92 @@
+"""DeepSeek V4's cache: independent prefix units, read only on a full unit match.
+
+A request stores a unit at the end of its input; the next request that carries
+the model's answer right after that input finds a unit at the end of the answer
+(the end of the model output); where a request diverges from the previous one,
+the common prefix becomes a unit (A+B then A+C stores A, so A+D reads A). A read
+is the longest stored unit the request fully contains: no partial unit, no
+rounding. Fixed-interval units in long content are not modelled while the rules
+give no interval. Each rule is in ``cache_rules.yaml`` with its source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from assembler.cache.rules import Retention, _default_retention, rules
+from assembler.cache.segmenter import Segmenter
+from assembler.cache.simulation import CacheResult, block_states
+from assembler.cache.store import ALIVE, EXPIRED, CacheStore, common_length
+from assembler.cache.token_prefix import TokenPrefixSimulator
+from assembler.design.wire import WireBlock
+from assembler.sessions.model import RequestSettings
+
+
+class PrefixUnitSimulator(TokenPrefixSimulator):
+    """DeepSeek V4 (``deepseek.generation: prefix_units`` in the rules)."""
+
+    def __init__(self, segmenter: Segmenter, retention: Retention | None = None) -> None:
+        super().__init__("deepseek", segmenter, retention=retention)
+        interval = rules()["deepseek"]["prefix_units"]["fixed_interval_tokens"]
+        self.interval = int(interval) if interval else 0
+        self._last_at = 0.0  # when the previous request ran
+
+    def request(
+        self,
+        blocks: Sequence[WireBlock],
+        model: str,
+        at: datetime,
+        store: CacheStore,
+        settings: RequestSettings | None = None,
+    ) -> CacheResult:
+        scope = store.scope("deepseek-units", model)
+        now = at.timestamp()
+        ret = self.retention or _default_retention("deepseek")
+        minimum = self.minimum(model)
+        prev, prev_at, self._last_at = self._last, self._last_at, now
+        keys, cums, block_tokens, _ = self._keys(blocks, model)
+        sent = self._last
+        assert sent is not None
+        shared = common_length(prev.keys, keys) if prev is not None and prev.model == model else 0
+        if prev is not None and shared == len(prev.keys):
+            # the previous request's answer, sent back right after its input, is a unit
+            j = len(prev.ends)
+            while j < len(blocks) and blocks[j].role == "assistant":
+                j += 1
+            if j > len(prev.ends) and cums[sent.ends[j - 1] - 1] >= minimum:
+                scope.put(keys[sent.ends[j - 1] - 1], prev_at, ret)
+        read, expired = 0, False
+        for i in range(len(keys) - 1, -1, -1):  # the longest unit fully matched
+            state = scope.state(keys[i], now)
+            if state == ALIVE:
+                read = cums[i]
+                scope.put(keys[i], now, ret)
+                break
+            expired = expired or state == EXPIRED
+        total = cums[-1] if cums else 0
+        units = [len(keys) - 1] if keys else []
+        if prev is not None and 0 < shared < min(len(keys), len(prev.keys)):
+            units.append(shared - 1)  # the common prefix of two diverging requests
+        if self.interval:
+            mark = self.interval
+            for i, c in enumerate(cums):
+                if c >= mark:
+                    units.append(i)
+                    mark = (c // self.interval + 1) * self.interval
+        written = [i for i in units if cums[i] >= minimum and cums[i] > read]
+        for i in written:
+            scope.put(keys[i], now, ret)
+        write = max((cums[i] for i in written), default=read) - read
+        states, full = block_states(block_tokens, read, write)
+        return CacheResult(
+            total=total,
+            read=read,
+            write=write,
+            block_tokens=tuple(block_tokens),
+            block_cache=states,
+            expired=expired and read < total,
+            below_minimum=total < minimum,
+            cached_blocks=full,
+            cause="prefix_unit_mismatch" if shared and cums[shared - 1] > read else None,
+        )
