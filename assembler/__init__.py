@@ -58,6 +58,7 @@ if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
     from assembler.analysis.batch import analyze_batch
     from assembler.analysis.compare import Comparison, compare
     from assembler.analysis.engine import analyze
+    from assembler.analysis.fleet import run_fleet
     from assembler.analysis.importing import import_file
     from assembler.analysis.lint import lint_session
     from assembler.analysis.measured import compare_measured
@@ -94,6 +95,7 @@ _LAZY = {
     "import_file": "assembler.analysis.importing",
     "generate_session": "assembler.sessions.generator",
     "lint_session": "assembler.analysis.lint",
+    "run_fleet": "assembler.analysis.fleet",
     "recommend": "assembler.analysis.recommend",
     "layout_text": "assembler.analysis.recommend_text",
 }
@@ -179,6 +181,7 @@ __all__ = [
     "register_builtins",
     "render_call_tree",
     "replay",
+    "run_fleet",
     "to_anthropic",
     "to_openai",
 ]
