@@ -307,3 +307,24 @@ def test_incremental_split_equals_a_fresh_split(base: list[str], tail: list[str]
         # the same text has the same fingerprint however it was reached
         block = WireBlock("block", Layer.L1, Placement.HISTORY, after, True)
         assert warm.measure(block) == fresh.measure(block)
+
+
+def test_a_hard_limit_expires_each_entry_from_its_own_write() -> None:
+    """Max age counts from each entry's write: the head written an hour ago has passed
+    its limit, yet the longer prefix written minutes ago is read."""
+    from assembler.cache.rules import Retention
+
+    sim = TokenPrefixSimulator(
+        "openai", seg(), retention=Retention(timedelta(minutes=10), timedelta(hours=1))
+    )
+    store = CacheStore()
+    t0 = datetime(2026, 3, 12, 9, 0, tzinfo=UTC)
+    blocks = [block("head", text(120, "head"))]
+    sim.request(blocks, "gpt-4o", t0, store)
+    for k in range(1, 14):  # a growing history, one request every 5 minutes
+        blocks = [*blocks, block(f"turn {k}", text(20, f"turn {k}"))]
+        sim.request(blocks, "gpt-4o", t0 + timedelta(minutes=5 * k), store)
+    # the head is 67 min old (past its hour); the whole prefix was written at +65 min
+    later = sim.request(blocks, "gpt-4o", t0 + timedelta(minutes=67), store)
+    total = sum(tokens_of(seg(), blocks))
+    assert later.read == total - total % 128 and not later.expired
