@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from assembler.analysis.agreement import agreement, agreement_lines
 from assembler.analysis.batch import (
     BatchReport,
     Options,
@@ -115,12 +116,7 @@ def human_analysis(a: SessionAnalysis) -> str:
     lines += diagnostic_lines(a.steps)
     checks = compare_measured(a)
     if checks:
-        agree = sum(c.agree for c in checks)
-        lines += [
-            "",
-            f"simulated vs measured: {agree} of {len(checks)} steps agree"
-            " (full hit / partial / miss; assembler/measured.py)",
-        ]
+        lines += ["", *agreement_lines(agreement(checks))]
         lines += [f"  {c.sentence}" for c in checks if c.reason is not None]
     return "\n".join(lines)
 

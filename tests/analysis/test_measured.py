@@ -12,11 +12,11 @@ import yaml
 from assembler.analysis.engine import analyze
 from assembler.analysis.importing import import_file
 from assembler.analysis.measured import (
+    BLOCK_CHANGED,
     COLD_START,
     COMPACTION,
     EXPIRY,
     FULL_HIT,
-    MIDDLE_CHANGE,
     MISS,
     MODEL_SWITCH,
     PARTIAL,
@@ -173,7 +173,7 @@ def test_change_in_the_middle_of_the_history(claude: SessionAnalysis) -> None:
     )
     a = replace(claude, steps=(*claude.steps[:6], edited, *claude.steps[7:]))
     c = {c.step: c for c in compare_measured(a)}[7]
-    assert (c.simulated_class, c.measured_class, c.reason) == (PARTIAL, PARTIAL, MIDDLE_CHANGE)
+    assert (c.simulated_class, c.measured_class, c.reason) == (PARTIAL, PARTIAL, BLOCK_CHANGED)
 
 
 def test_expiry_uses_the_lifetime_of_the_analysis(claude: SessionAnalysis) -> None:
@@ -219,7 +219,16 @@ def test_analysis_json_reports_measured_beside_cache(claude: SessionAnalysis) ->
         "agree": True,
         "reason": EXPIRY,
         "sentence": s["measured_check"]["sentence"],
+        "read_end": {"simulated": None, "measured": None},  # neither read anything
+        "read_error": 0,
+        "granularity": 1,  # Anthropic does not round reads
+        "changed_block": None,
     }
+    assert out["steps"][8]["measured_check"]["read_end"] == {
+        "simulated": "messages[11] text",
+        "measured": "messages[11] text",
+    }
+    assert s["inferred"] == []
     t = out["totals"]
     assert t["measured_read"] == sum(x.measured.cache_read for x in claude.steps if x.measured)
     assert t["measured_write"] == sum(x.measured.cache_write for x in claude.steps if x.measured)
