@@ -189,9 +189,19 @@ def test_expiry_uses_the_lifetime_of_the_analysis(claude: SessionAnalysis) -> No
     a = replace(claude, steps=(*claude.steps[:5], late, *claude.steps[6:]))
     c = {c.step: c for c in compare_measured(a)}[6]
     assert (c.measured_class, c.reason) == (MISS, EXPIRY)
-    # under a 1 h lifetime the same gap is no expiry: the miss is unexplained
-    c = {c.step: c for c in compare_measured(replace(a, ttl="1h"))}[6]
+    # the lifetime step 5's writes were billed with decides: for an hour, the same gap
+    # is no expiry and the miss is unexplained
+    hour = replace(
+        a, steps=tuple(replace(s, write_ttl="1h") if s.step == 5 else s for s in a.steps)
+    )
+    c = {c.step: c for c in compare_measured(hour)}[6]
     assert (c.measured_class, c.reason) == (MISS, UNEXPLAINED)
+    # without a billed lifetime, the analysis's own lifetime decides
+    unbilled = replace(a, ttl="1h", steps=tuple(replace(s, write_ttl="") for s in a.steps))
+    c = {c.step: c for c in compare_measured(unbilled)}[6]
+    assert (c.measured_class, c.reason) == (MISS, UNEXPLAINED)
+    c = {c.step: c for c in compare_measured(replace(unbilled, ttl="5m"))}[6]
+    assert (c.measured_class, c.reason) == (MISS, EXPIRY)
 
 
 def test_steps_without_measured_usage_are_skipped(tmp_path: Path) -> None:
@@ -225,10 +235,10 @@ def test_analysis_json_reports_measured_beside_cache(claude: SessionAnalysis) ->
         "changed_block": None,
     }
     assert out["steps"][8]["measured_check"]["read_end"] == {
-        "simulated": "messages[11] text",
-        "measured": "messages[11] text",
+        "simulated": "messages[12] text",
+        "measured": "messages[12] text",
     }
-    assert s["inferred"] == []
+    assert s["inferred"] == [{"block": "messages[1] thinking", "tokens": 0}]  # billed: none
     t = out["totals"]
     assert t["measured_read"] == sum(x.measured.cache_read for x in claude.steps if x.measured)
     assert t["measured_write"] == sum(x.measured.cache_write for x in claude.steps if x.measured)
