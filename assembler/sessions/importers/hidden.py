@@ -25,7 +25,8 @@ class Hidden:
 
     tokens: int = 0
     how: str = "inferred from billed growth"
-    known: bool = False  # sized from the file itself (an image's header), not inferred
+    sized: bool = False  # its size is set before the growth is read (header, usage)
+    inferred: bool = True  # the size is an estimate, not read from the file itself
 
 
 def image_size(data: bytes) -> tuple[int, int] | None:
@@ -81,5 +82,6 @@ def image_hidden(part: Mapping[str, Any]) -> Hidden:
         size = image_size(raw)
         if size is not None:
             tokens = anthropic_image_tokens(*size)
-            return Hidden(tokens, f"{size[0]}×{size[1]} px image, width × height / 750", True)
+            how = f"{size[0]}×{size[1]} px image, width × height / 750"
+            return Hidden(tokens, how, sized=True, inferred=False)
     return Hidden()

@@ -37,7 +37,7 @@ class Item:
         }
         if self.hidden is not None:
             out["tokens"] = self.hidden.tokens
-            if not self.hidden.known:
+            if self.hidden.inferred:
                 out["inferred"] = True
         return out
 
@@ -256,7 +256,7 @@ TokenCount = Callable[[str], int]
 def counted_tokens(items: list[Item], count: TokenCount) -> int:
     """Tokens of the recorded history; a hidden block counts its size once known."""
     return sum(
-        (item.hidden.tokens if item.hidden.known else 0) if item.hidden else count(item.text)
+        (item.hidden.tokens if item.hidden.sized else 0) if item.hidden else count(item.text)
         for item in items
     )
 
@@ -288,7 +288,7 @@ def infer_hidden(requests: list[Request], count: TokenCount) -> None:
                 dropped.update(id(i) for i in thinking)
                 r.history = [i for i in r.history if id(i) not in dropped]
                 rest += kept
-            unknown = [i.hidden for i in added if i.hidden is not None and not i.hidden.known]
+            unknown = [i.hidden for i in added if i.hidden is not None and not i.hidden.sized]
             for h in unknown:
                 h.tokens = max(0, rest) // len(unknown)
         before = r
