@@ -23,6 +23,7 @@ from assembler.cache.simulation import Simulator
 from assembler.cache.store import CacheStore
 from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.cache.tokenizers import counter, tokenizer_for
+from assembler.design.wire import WireBlock
 from assembler.sessions.model import Exit, LLMCall, Session
 from assembler.sessions.replay import Step
 
@@ -90,6 +91,21 @@ class _Engine:
             )
             self._targets[(provider, model)] = t
         return t
+
+
+def _with_response(blocks: Sequence[WireBlock], before: Sequence[WireBlock]) -> int:
+    """How many leading ``blocks`` are the previous request followed by its response (the
+    assistant blocks right after it), when this request continues it; 0 otherwise.
+
+    OpenAI's Responses API caches a request's input together with its output, so the
+    next request can read through the previous answer, not only the previous input."""
+    n = len(before)
+    if not n or len(blocks) <= n or blocks[n - 1].text != before[n - 1].text:
+        return 0
+    end = n
+    while end < len(blocks) and blocks[end].role == "assistant":
+        end += 1
+    return end if end > n else 0
 
 
 def _ttl_label(sim: Simulator, model: str) -> str:
@@ -189,6 +205,11 @@ def _analyze(
         target = engine.target(provider or profile.provider, model or profile.model)
         prov, mdl = target.provider, target.model
         blocks = assembled.wire.blocks
+        if prev is not None and prov == "openai" and prev.model == mdl and step.call.request:
+            # the previous response is part of the cached prefix the next request reads
+            answered = _with_response(blocks, prev.blocks)
+            if answered:
+                target.simulator.request(blocks[:answered], mdl, prev.at, store)
         # a recorded request's writes live as long as its bill says (Anthropic sells 5m and 1h)
         write_ttl = step.call.ttl if prov == "anthropic" and step.call.ttl else target.write_ttl
         if isinstance(target.simulator, AnthropicSimulator) and step.call.ttl:
