@@ -250,11 +250,12 @@ def reason_for(
             None,
         )
     if link.shared_tokens < could - tolerance(could):
-        changed = block_name(step, link.shared_blocks) or "?"
+        # the block of the previous request the two part at (a dropped block is named)
+        changed = block_name(prev, link.shared_blocks) or block_name(step, link.shared_blocks)
         return (
             BLOCK_CHANGED,
-            f"{changed} differs from step {prev.step} before the end of what it left cached: "
-            f"{lost:,} tokens from there on were not read",
+            f"{changed or '?'} of step {prev.step} is not sent the same way, before the end of "
+            f"what that request left cached: {lost:,} tokens from there on were not read",
             changed,
         )
     floor = _system_floor(step)

@@ -243,7 +243,8 @@ def _merge_compactions(main: Transcript, calls: list[Transcript]) -> None:
     history's entry and refreshes the system entry the next request reads."""
     extra: list[Request] = []
     for t in calls:
-        for r in t.requests:
+        # the file re-emits the conversation before its own call: the call is the last request
+        for r in t.requests[-1:]:
             r.thread, r.label = "", "compaction-call"
             extra.append(r)
     if extra:
