@@ -17,9 +17,11 @@ from assembler.analysis.measured import (
     COMPACTION,
     EXPIRY,
     FULL_HIT,
+    HISTORY_RESENT,
     MISS,
     MODEL_SWITCH,
     PARTIAL,
+    ROUTING,
     UNEXPLAINED,
     MeasuredComparison,
     classify,
@@ -311,3 +313,35 @@ def test_the_simulated_miss_after_a_compaction_says_so(
         assert step.miss.sentence.startswith(
             "messages[0] summary (L1) changed because the history was compacted into a summary: "
         )
+
+
+def test_a_miss_seconds_after_a_full_hit_with_nothing_changed_is_routing(
+    claude: SessionAnalysis,
+) -> None:
+    # step 7 follows step 6's full hit 30 s later, yet the provider read nothing
+    s6, s7 = claude.steps[5], claude.steps[6]
+    total = s7.tokens["total"]
+    moved = replace(
+        s7,
+        timestamp=s6.timestamp + timedelta(seconds=30),
+        measured=Usage(input=0, cache_read=0, cache_write=total),
+    )
+    a = replace(claude, steps=(*claude.steps[:6], moved, *claude.steps[7:]))
+    c = {c.step: c for c in compare_measured(a)}[7]
+    assert (c.simulated_class, c.measured_class, c.reason) == (FULL_HIT, MISS, ROUTING)
+    assert "30 s after step 6's full hit" in c.sentence
+
+
+def test_a_read_of_the_system_prompt_alone_with_nothing_changed_is_history_resent(
+    claude: SessionAnalysis,
+) -> None:
+    # step 9 continues step 8 unchanged, but the provider read only the unrecorded prefix
+    s9 = claude.steps[8]
+    prefix = s9.blocks[0].tokens
+    total = s9.tokens["total"]
+    a = _with_measured(
+        claude, 9, Usage(input=0, cache_read=prefix, cache_write=total - prefix, output=9)
+    )
+    c = {c.step: c for c in compare_measured(a)}[9]
+    assert (c.simulated_class, c.measured_class, c.reason) == (FULL_HIT, PARTIAL, HISTORY_RESENT)
+    assert c.read_end_measured == "unrecorded prefix" != c.read_end_simulated
