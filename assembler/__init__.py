@@ -56,6 +56,7 @@ from assembler.sessions.replay import Step, iter_steps, replay
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
     from assembler.analysis.batch import analyze_batch
+    from assembler.analysis.billing import SessionCosts, session_costs
     from assembler.analysis.compare import Comparison, compare
     from assembler.analysis.engine import analyze
     from assembler.analysis.fleet import run_fleet
@@ -92,6 +93,8 @@ _LAZY = {
     "CacheStore": "assembler.cache.store",
     "compare_measured": "assembler.analysis.measured",
     "analyze_batch": "assembler.analysis.batch",
+    "session_costs": "assembler.analysis.billing",
+    "SessionCosts": "assembler.analysis.billing",
     "import_file": "assembler.analysis.importing",
     "generate_session": "assembler.sessions.generator",
     "lint_session": "assembler.analysis.lint",
@@ -147,6 +150,7 @@ __all__ = [
     "Session",
     "SessionAnalysis",
     "SessionAssembler",
+    "SessionCosts",
     "SessionError",
     "Skill",
     "Status",
@@ -182,6 +186,7 @@ __all__ = [
     "render_call_tree",
     "replay",
     "run_fleet",
+    "session_costs",
     "to_anthropic",
     "to_openai",
 ]

@@ -15,13 +15,15 @@ from assembler.analysis.layouts import Layout, builtin_layout
 from assembler.analysis.misses import MissInput, duration_text, find_miss
 from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.results import SessionAnalysis, StepAnalysis
-from assembler.cache.pricing import check_model, step_cost
+from assembler.cache.anthropic import AnthropicSimulator
+from assembler.cache.pricing import PROVIDER_IDS, check_model, step_cost
 from assembler.cache.providers import normalize_provider, simulator
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.simulation import Simulator
 from assembler.cache.store import CacheStore
 from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.cache.tokenizers import counter, tokenizer_for
+from assembler.design.wire import WireBlock
 from assembler.sessions.model import Exit, LLMCall, Session
 from assembler.sessions.replay import Step
 
@@ -39,6 +41,9 @@ class _Target:
     minimum: int
     ttl: str  # the lifetime as shown (the rules' per-model retention for token-prefix caches)
     write_ttl: str  # the lifetime priced for writes: only Anthropic sells 1h writes
+    platform: (
+        str  # who served and billed it (anthropic-bedrock, …); the provider's own name if none
+    )
 
 
 class _Engine:
@@ -82,9 +87,25 @@ class _Engine:
                 sim.minimum(model),
                 ttl,
                 ttl if prov == "anthropic" else "5m",
+                provider.lower() if provider.lower() in PROVIDER_IDS else prov,
             )
             self._targets[(provider, model)] = t
         return t
+
+
+def _with_response(blocks: Sequence[WireBlock], before: Sequence[WireBlock]) -> int:
+    """How many leading ``blocks`` are the previous request followed by its response (the
+    assistant blocks right after it), when this request continues it; 0 otherwise.
+
+    OpenAI's Responses API caches a request's input together with its output, so the
+    next request can read through the previous answer, not only the previous input."""
+    n = len(before)
+    if not n or len(blocks) <= n or blocks[n - 1].text != before[n - 1].text:
+        return 0
+    end = n
+    while end < len(blocks) and blocks[end].role == "assistant":
+        end += 1
+    return end if end > n else 0
 
 
 def _ttl_label(sim: Simulator, model: str) -> str:
@@ -168,7 +189,8 @@ def _analyze(
     ttl = ttl or layout.ttl
     first_provider = normalize_provider(provider or session.profile.provider)
     first_model = model or session.profile.model
-    check_model(first_provider, first_model)
+    named = (provider or session.profile.provider).lower()
+    check_model(named if named in PROVIDER_IDS else first_provider, first_model)
     engine = _Engine(ttl)
     store = store if store is not None else CacheStore()
     assembler = SessionAssembler(session, layout)
@@ -183,7 +205,19 @@ def _analyze(
         target = engine.target(provider or profile.provider, model or profile.model)
         prov, mdl = target.provider, target.model
         blocks = assembled.wire.blocks
-        result = target.simulator.request(blocks, mdl, step.at, store, step.call.settings)
+        if prev is not None and prov == "openai" and prev.model == mdl and step.call.request:
+            # the previous response is part of the cached prefix the next request reads
+            answered = _with_response(blocks, prev.blocks)
+            if answered:
+                target.simulator.request(blocks[:answered], mdl, prev.at, store)
+        # a recorded request's writes live as long as its bill says (Anthropic sells 5m and 1h)
+        write_ttl = step.call.ttl if prov == "anthropic" and step.call.ttl else target.write_ttl
+        if isinstance(target.simulator, AnthropicSimulator) and step.call.ttl:
+            result = target.simulator.request(
+                blocks, mdl, step.at, store, step.call.settings, ttl=write_ttl
+            )
+        else:
+            result = target.simulator.request(blocks, mdl, step.at, store, step.call.settings)
         released = prev is not None and exits[step.call.index] > exits[prev.event_index]
         changes = block_changes(blocks, prev, released)
         day = _local_day(step)
@@ -206,13 +240,13 @@ def _analyze(
         measured = step.call.usage
         output = measured.output if measured is not None else target.count(step.call.output)
         cost = step_cost(
-            prov,
+            target.platform,
             mdl,
             read=result.read,
             write=result.write,
             uncached=result.uncached,
             output=output,
-            ttl=target.write_ttl,
+            ttl=write_ttl,
         )
         steps.append(
             StepAnalysis(
@@ -236,6 +270,11 @@ def _analyze(
                 provider=prov,
                 model=mdl,
                 diagnostic=check_diagnostic(step.call.diagnostic, miss, blocks),
+                platform=target.platform,
+                write_ttl=(step.call.ttl or "") if prov == "anthropic" else "",
+                inferred=tuple(
+                    (b.name, b.tokens or 0) for b in step.call.request or () if b.inferred
+                ),
             )
         )
         prev = PreviousStep(

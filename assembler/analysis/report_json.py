@@ -67,6 +67,7 @@ def _usage_json(u: Usage | None) -> dict[str, int] | None:
         "cache_read": u.cache_read,
         "cache_write": u.cache_write,
         "output": u.output,
+        **({"cache_write_1h": u.cache_write_1h} if u.cache_write_1h else {}),
     }
 
 
@@ -79,6 +80,8 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
         "depth": s.depth,
         "timestamp": format_time(s.timestamp),
         "model": s.model,
+        **({"platform": s.platform} if s.platform and s.platform != s.provider else {}),
+        **({"write_ttl": s.write_ttl} if s.write_ttl else {}),
         "tokens": dict(s.tokens),
         "cache": {
             "read": s.read,
@@ -103,6 +106,8 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
         ],
         "measured": _usage_json(s.measured),
         "provider_diagnostic": _diagnostic_json(s.diagnostic),
+        # sizes of blocks the recorded request did not show, inferred from billed usage
+        "inferred": [{"block": name, "tokens": n} for name, n in s.inferred],
     }
 
 

@@ -72,6 +72,9 @@ class StepAnalysis:
     provider: str = ""
     model: str = ""
     diagnostic: DiagnosticCheck | None = None
+    platform: str = ""  # who served and billed the step (anthropic-bedrock, …)
+    write_ttl: str = ""  # the lifetime its writes were simulated and priced with
+    inferred: tuple[tuple[str, int], ...] = ()  # (block, tokens) sized from billed usage
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,12 @@ class AnthropicSimulator:
     def minimum(self, model: str) -> int:
         return anthropic_minimum(model)
 
+    def _retention(self, ttl: str) -> Retention:
+        allowed = rules()["anthropic"]["ttl"]["allowed"]
+        if ttl not in allowed:
+            raise UsageError(f"ttl: expected one of {', '.join(allowed)}, found {ttl!r}")
+        return Retention.fixed(parse_duration(allowed[ttl]))
+
     def breakpoints(self, blocks: Sequence[WireBlock]) -> list[int]:
         marks = [i for i, b in enumerate(blocks) if b.breakpoint is not None]
         if self.automatic and len(marks) < self.max_breakpoints:
@@ -158,7 +164,11 @@ class AnthropicSimulator:
         at: datetime,
         store: CacheStore,
         settings: RequestSettings | None = None,
+        *,
+        ttl: str | None = None,
     ) -> CacheResult:
+        """``ttl`` is this request's own write lifetime (a recorded request's bill), if known."""
+        retention = self.retention if ttl is None else self._retention(ttl)
         salts = level_salts(settings, invalidation_level)
         changes = changed_settings(self._settings, settings, invalidation_level)
         self._settings = settings
@@ -191,11 +201,11 @@ class AnthropicSimulator:
                         break
         read = cum[hit] if hit >= 0 else 0
         if hit >= 0:  # every hit refreshes the entry's lifetime
-            scope.put(hashes[hit], now, self.retention)
+            scope.put(hashes[hit], now, retention)
         last_written = hit
         for mark in eligible:
             if mark > hit or scope.state(hashes[mark], now) == ALIVE:
-                scope.put(hashes[mark], now, self.retention, ready)
+                scope.put(hashes[mark], now, retention, ready)
             if mark > hit:
                 last_written = mark
         write = cum[last_written] - read if last_written > hit else 0

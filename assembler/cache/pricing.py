@@ -19,9 +19,12 @@ from genai_prices import Usage, calc_price
 
 from assembler.errors import UsageError
 
-#: Our provider names → genai-prices provider ids.
+#: Our provider names → genai-prices provider ids. Claude served by AWS Bedrock or Google
+#: Vertex is billed by that platform (Bedrock's regional endpoints at 1.1x the API price).
 PROVIDER_IDS = {
     "anthropic": "anthropic",
+    "anthropic-bedrock": "aws",
+    "anthropic-vertex": "google",
     "openai": "openai",
     "gemini": "google",
     "google": "google",
@@ -55,7 +58,7 @@ def _calc(provider: str, model: str, **fields: int) -> Decimal:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # unknown usage keys are impossible here
             result = calc_price(Usage(**fields), model_ref=model, provider_id=pid)
-    except LookupError as exc:
+    except (LookupError, ValueError) as exc:
         raise PricingError(
             f"genai-prices has no price for model {model!r} of provider {pid!r} ({exc})"
         ) from None
@@ -132,17 +135,31 @@ def price(
     cache_write: int = 0,
     output: int = 0,
     write_1h: bool = False,
+    cache_write_1h: int | None = None,
 ) -> float:
-    """USD for one request; ``total_input`` includes the cached tokens."""
+    """USD for one request; ``total_input`` includes the cached tokens.
+
+    ``cache_write_1h`` is the part of ``cache_write`` written with a 1-hour lifetime
+    (priced at the 1h rate, the rest at the 5m rate); without it ``write_1h`` says
+    whether all writes or none were.
+    """
     r = _rates_at(provider, model, total_input)
+    hour = _hour_part(cache_write, write_1h, cache_write_1h)
     uncached = total_input - cache_read - cache_write
     usd = (
         r.input * uncached
         + r.read * cache_read
-        + (r.write_1h if write_1h else r.write) * cache_write
+        + r.write * (cache_write - hour)
+        + r.write_1h * hour
         + r.output * output
     )
     return float(usd)
+
+
+def _hour_part(cache_write: int, write_1h: bool, cache_write_1h: int | None) -> int:
+    if cache_write_1h is not None:
+        return max(0, min(cache_write, cache_write_1h))
+    return cache_write if write_1h else 0
 
 
 def price_direct(
@@ -154,15 +171,18 @@ def price_direct(
     cache_write: int = 0,
     output: int = 0,
     write_1h: bool = False,
+    cache_write_1h: int | None = None,
 ) -> float:
     """The same as :func:`price` with one ``calc_price`` call (slower; for checks)."""
     fields = {"input_tokens": total_input, "output_tokens": output}
     if cache_read:
         fields["cache_read_tokens"] = cache_read
     if cache_write:
+        # the package needs the parent count whenever the 1h part is given
         fields["cache_write_tokens"] = cache_write
-        if write_1h:
-            fields["cache_write_1h_tokens"] = cache_write
+        hour = _hour_part(cache_write, write_1h, cache_write_1h)
+        if hour:
+            fields["cache_write_1h_tokens"] = hour
     return float(_calc(provider, model, **fields))
 
 
@@ -180,8 +200,12 @@ def step_cost(
     uncached: int,
     output: int,
     ttl: str = "5m",
+    write_1h: int | None = None,
 ) -> StepCost:
-    """Cost of a step as simulated, and of the same step with no caching at all."""
+    """Cost of a step as simulated, and of the same step with no caching at all.
+
+    ``write_1h`` is the part of ``write`` made with a 1-hour lifetime; without it
+    ``ttl`` says which lifetime all writes had."""
     total = read + write + uncached
     usd = price(
         provider,
@@ -191,6 +215,7 @@ def step_cost(
         cache_write=write,
         output=output,
         write_1h=ttl == "1h",
+        cache_write_1h=write_1h,
     )
     plain = price(provider, model, total_input=total, output=output)
     return StepCost(usd, plain)

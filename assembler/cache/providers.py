@@ -18,7 +18,14 @@ from assembler.errors import UsageError
 from assembler.sessions.model import RequestSettings
 
 PROVIDERS = ("anthropic", "openai", "gemini", "deepseek")
-_ALIASES = {"google": "gemini", "google-gla": "gemini", "google-vertex": "gemini"}
+_ALIASES = {
+    "google": "gemini",
+    "google-gla": "gemini",
+    "google-vertex": "gemini",
+    # Claude served by AWS Bedrock or Google Vertex: Anthropic's cache rules, the platform's prices
+    "anthropic-bedrock": "anthropic",
+    "anthropic-vertex": "anthropic",
+}
 
 
 def normalize_provider(provider: str) -> str:

@@ -86,22 +86,31 @@ class Scope:
         self.ready[key] = now if ready is None else ready
 
     def read_path(self, keys: list[int], now: float, known: int = 0) -> _PathRead:
-        """Where the longest alive run of leading ``keys`` ends; the caller may know
-        that the first ``known`` of them are the path's."""
+        """Where the read of leading ``keys`` ends: at the longest prefix whose own entry
+        is alive (each entry ages from its own write, so a longer prefix written after
+        the head may outlive the head's hard limit); the caller may know that the first
+        ``known`` of them are the path's."""
         path = self.path
         shared = common_length(path.keys, keys, known) if path is not None else 0
-        dead_at = 0
+        dead_at = end = 0
         if path is not None and shared and path.touched + path.idle > now:
             dead_at = bisect_left(path.floor, -now, 0, shared)
+            end = shared
+            if dead_at < shared:  # some shared entry passed its hard limit: the last alive one
+                hard = path.hard
+                end = next(
+                    (i + 1 for i in range(shared - 1, dead_at, -1) if hard[i] > now), dead_at
+                )
         tail_expires = list(map(self.expires.get, keys[shared:], repeat(NEVER)))
-        if dead_at < shared:
-            return _PathRead(shared, dead_at, dead_at, True, tail_expires)
-        alive = list(map(now.__lt__, tail_expires))
-        try:
-            j = alive.index(False)
+        try:  # a prefix never written: no longer one was either
+            stop = tail_expires.index(NEVER)
         except ValueError:
-            return _PathRead(shared, shared, len(keys), False, tail_expires)
-        return _PathRead(shared, shared, shared + j, tail_expires[j] != NEVER, tail_expires)
+            stop = len(tail_expires)
+        alive = [i for i in range(stop) if tail_expires[i] > now]
+        if alive:
+            end = shared + alive[-1] + 1
+        expired = end < shared + stop
+        return _PathRead(shared, dead_at, end, expired, tail_expires)
 
     def write_path(self, keys: list[int], now: float, ret: Retention, read: _PathRead) -> None:
         """Write or refresh every key (see :meth:`put`); ``read`` from :meth:`read_path`."""

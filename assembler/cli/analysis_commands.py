@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from assembler.analysis.agreement import agreement, agreement_lines
 from assembler.analysis.batch import (
     BatchReport,
     Options,
@@ -27,6 +28,7 @@ from assembler.analysis.batch import (
     is_batch_target,
 )
 from assembler.analysis.batch import session_paths as batch_paths
+from assembler.analysis.billing import session_costs
 from assembler.analysis.compare import Comparison, compare
 from assembler.analysis.diagnostics import diagnostic_lines
 from assembler.analysis.engine import analyze
@@ -83,8 +85,11 @@ def human_analysis(a: SessionAnalysis) -> str:
         )
     t = a.totals
     approx = " (approximate: this model's tokenizer is not public)" if a.approximate_tokens else ""
+    billed_ttls = sorted({s.write_ttl for s in a.steps if s.write_ttl})
+    as_billed = f" · writes as billed: {', '.join(billed_ttls)}" if billed_ttls else ""
     lines = [
-        f"session {a.session} · layout {a.layout} · {a.provider} {a.model} · lifetime {a.ttl}",
+        f"session {a.session} · layout {a.layout} · {a.provider} {a.model} · lifetime {a.ttl}"
+        + as_billed,
         f"tokens counted with tiktoken{approx}",
         *rules_lines(a),
         "",
@@ -108,6 +113,12 @@ def human_analysis(a: SessionAnalysis) -> str:
         f" · uncached {int(t['uncached']):,} · hit ratio {t['hit_ratio']:.1%}",
         f"cost: {_money(t['usd'])} with caching, {_money(t['usd_without_cache'])} without",
     ]
+    costs = session_costs(a)
+    if costs.billed is not None:
+        lines.append(
+            f"billed: {_money(costs.billed)} for the {costs.billed_steps} steps with usage"
+            f" (simulated {_money(costs.simulated_billed_steps)} for the same steps)"
+        )
     misses = [s for s in a.steps if s.miss is not None]
     if misses:
         lines += ["", "misses:"]
@@ -115,12 +126,7 @@ def human_analysis(a: SessionAnalysis) -> str:
     lines += diagnostic_lines(a.steps)
     checks = compare_measured(a)
     if checks:
-        agree = sum(c.agree for c in checks)
-        lines += [
-            "",
-            f"simulated vs measured: {agree} of {len(checks)} steps agree"
-            " (full hit / partial / miss; assembler/measured.py)",
-        ]
+        lines += ["", *agreement_lines(agreement(checks))]
         lines += [f"  {c.sentence}" for c in checks if c.reason is not None]
     return "\n".join(lines)
 

@@ -194,6 +194,7 @@ def _recorded(
                 layer=b.get("layer"),
                 tokens=b.get("tokens"),
                 breakpoint=b.get("breakpoint", False),
+                inferred=b.get("inferred", False),
             )
         )
     return tuple(blocks)
@@ -251,6 +252,7 @@ def _event(
                 lambda t: _time(t, source, line, f"events[{index}].settings.response_started"),
             ),
             diagnostic=diagnostic_from(raw.get("diagnostic")),
+            ttl=raw.get("ttl"),
         )
     if kind == "tool":
         return ToolCall(**base, name=raw["name"], input=raw.get("input"), output=raw.get("output"))

@@ -46,6 +46,7 @@ class Usage:
     cache_read: int = 0
     cache_write: int = 0
     output: int = 0
+    cache_write_1h: int = 0  # the part of cache_write written with a 1-hour lifetime
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class RecordedBlock:
     layer: str | None = None
     tokens: int | None = None
     breakpoint: bool = False
+    inferred: bool = False  # tokens inferred from billed usage
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,7 @@ class LLMCall(Event):
     request: tuple[RecordedBlock, ...] | None = None
     settings: RequestSettings | None = None
     diagnostic: ProviderDiagnostic | None = None
+    ttl: str | None = None  # the lifetime of this request's cache writes, as billed
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,16 @@ import yaml
 from assembler.analysis.engine import analyze
 from assembler.analysis.importing import import_file
 from assembler.analysis.measured import (
+    BLOCK_CHANGED,
     COLD_START,
     COMPACTION,
     EXPIRY,
     FULL_HIT,
-    MIDDLE_CHANGE,
+    HISTORY_RESENT,
     MISS,
     MODEL_SWITCH,
     PARTIAL,
+    ROUTING,
     UNEXPLAINED,
     MeasuredComparison,
     classify,
@@ -173,7 +175,7 @@ def test_change_in_the_middle_of_the_history(claude: SessionAnalysis) -> None:
     )
     a = replace(claude, steps=(*claude.steps[:6], edited, *claude.steps[7:]))
     c = {c.step: c for c in compare_measured(a)}[7]
-    assert (c.simulated_class, c.measured_class, c.reason) == (PARTIAL, PARTIAL, MIDDLE_CHANGE)
+    assert (c.simulated_class, c.measured_class, c.reason) == (PARTIAL, PARTIAL, BLOCK_CHANGED)
 
 
 def test_expiry_uses_the_lifetime_of_the_analysis(claude: SessionAnalysis) -> None:
@@ -189,9 +191,19 @@ def test_expiry_uses_the_lifetime_of_the_analysis(claude: SessionAnalysis) -> No
     a = replace(claude, steps=(*claude.steps[:5], late, *claude.steps[6:]))
     c = {c.step: c for c in compare_measured(a)}[6]
     assert (c.measured_class, c.reason) == (MISS, EXPIRY)
-    # under a 1 h lifetime the same gap is no expiry: the miss is unexplained
-    c = {c.step: c for c in compare_measured(replace(a, ttl="1h"))}[6]
+    # the lifetime step 5's writes were billed with decides: for an hour, the same gap
+    # is no expiry and the miss is unexplained
+    hour = replace(
+        a, steps=tuple(replace(s, write_ttl="1h") if s.step == 5 else s for s in a.steps)
+    )
+    c = {c.step: c for c in compare_measured(hour)}[6]
     assert (c.measured_class, c.reason) == (MISS, UNEXPLAINED)
+    # without a billed lifetime, the analysis's own lifetime decides
+    unbilled = replace(a, ttl="1h", steps=tuple(replace(s, write_ttl="") for s in a.steps))
+    c = {c.step: c for c in compare_measured(unbilled)}[6]
+    assert (c.measured_class, c.reason) == (MISS, UNEXPLAINED)
+    c = {c.step: c for c in compare_measured(replace(unbilled, ttl="5m"))}[6]
+    assert (c.measured_class, c.reason) == (MISS, EXPIRY)
 
 
 def test_steps_without_measured_usage_are_skipped(tmp_path: Path) -> None:
@@ -219,7 +231,16 @@ def test_analysis_json_reports_measured_beside_cache(claude: SessionAnalysis) ->
         "agree": True,
         "reason": EXPIRY,
         "sentence": s["measured_check"]["sentence"],
+        "read_end": {"simulated": None, "measured": None},  # neither read anything
+        "read_error": 0,
+        "granularity": 1,  # Anthropic does not round reads
+        "changed_block": None,
     }
+    assert out["steps"][8]["measured_check"]["read_end"] == {
+        "simulated": "messages[12] text",
+        "measured": "messages[12] text",
+    }
+    assert s["inferred"] == [{"block": "messages[1] thinking", "tokens": 0}]  # billed: none
     t = out["totals"]
     assert t["measured_read"] == sum(x.measured.cache_read for x in claude.steps if x.measured)
     assert t["measured_write"] == sum(x.measured.cache_write for x in claude.steps if x.measured)
@@ -292,3 +313,35 @@ def test_the_simulated_miss_after_a_compaction_says_so(
         assert step.miss.sentence.startswith(
             "messages[0] summary (L1) changed because the history was compacted into a summary: "
         )
+
+
+def test_a_miss_seconds_after_a_full_hit_with_nothing_changed_is_routing(
+    claude: SessionAnalysis,
+) -> None:
+    # step 7 follows step 6's full hit 30 s later, yet the provider read nothing
+    s6, s7 = claude.steps[5], claude.steps[6]
+    total = s7.tokens["total"]
+    moved = replace(
+        s7,
+        timestamp=s6.timestamp + timedelta(seconds=30),
+        measured=Usage(input=0, cache_read=0, cache_write=total),
+    )
+    a = replace(claude, steps=(*claude.steps[:6], moved, *claude.steps[7:]))
+    c = {c.step: c for c in compare_measured(a)}[7]
+    assert (c.simulated_class, c.measured_class, c.reason) == (FULL_HIT, MISS, ROUTING)
+    assert "30 s after step 6's full hit" in c.sentence
+
+
+def test_a_read_of_the_system_prompt_alone_with_nothing_changed_is_history_resent(
+    claude: SessionAnalysis,
+) -> None:
+    # step 9 continues step 8 unchanged, but the provider read only the unrecorded prefix
+    s9 = claude.steps[8]
+    prefix = s9.blocks[0].tokens
+    total = s9.tokens["total"]
+    a = _with_measured(
+        claude, 9, Usage(input=0, cache_read=prefix, cache_write=total - prefix, output=9)
+    )
+    c = {c.step: c for c in compare_measured(a)}[9]
+    assert (c.simulated_class, c.measured_class, c.reason) == (FULL_HIT, PARTIAL, HISTORY_RESENT)
+    assert c.read_end_measured == "unrecorded prefix" != c.read_end_simulated

@@ -203,7 +203,9 @@ def test_openai_small_prompt_is_not_cached_at_all() -> None:
 def test_openai_retention_by_family() -> None:
     s = seg()
     blocks = [block("a", text(150, "a"))]
-    for model, gap, hit in [("gpt-4o", 11, False), ("gpt-4o", 9, True), ("gpt-5", 600, True)]:
+    # in-memory retention for every model: extended (24h) retention is opt-in per request
+    cases = [("gpt-4o", 11, False), ("gpt-4o", 9, True), ("gpt-5", 9, True), ("gpt-5", 11, False)]
+    for model, gap, hit in cases:
         sim, store = simulator("openai", s), CacheStore()
         sim.request(blocks, model, T0, store)
         r = sim.request(blocks, model, T0 + timedelta(minutes=gap), store)
@@ -307,3 +309,25 @@ def test_incremental_split_equals_a_fresh_split(base: list[str], tail: list[str]
         # the same text has the same fingerprint however it was reached
         block = WireBlock("block", Layer.L1, Placement.HISTORY, after, True)
         assert warm.measure(block) == fresh.measure(block)
+
+
+def test_a_hard_limit_expires_each_entry_from_its_own_write() -> None:
+    """Max age counts from each entry's write: the head written an hour ago has passed
+    its limit, yet the longer prefix written minutes ago is read."""
+    from assembler.cache.rules import Retention
+
+    sim = TokenPrefixSimulator(
+        "openai", seg(), retention=Retention(timedelta(minutes=10), timedelta(hours=1))
+    )
+    store = CacheStore()
+    t0 = datetime(2026, 3, 12, 9, 0, tzinfo=UTC)
+    blocks = [block("head", text(120, "head"))]
+    sim.request(blocks, "gpt-4o", t0, store)
+    for k in range(1, 12):  # a growing history, one request every 5 minutes up to +55 min
+        blocks = [*blocks, block(f"turn {k}", text(20, f"turn {k}"))]
+        sim.request(blocks, "gpt-4o", t0 + timedelta(minutes=5 * k), store)
+    written = sum(tokens_of(seg(), blocks))
+    # at +61 min the head's entry is past its hour; the prefix written at +55 min is not
+    blocks = [*blocks, block("turn 12", text(20, "turn 12"))]
+    later = sim.request(blocks, "gpt-4o", t0 + timedelta(minutes=61), store)
+    assert later.read == written - written % 128 and later.read > 0

@@ -61,13 +61,16 @@ class Reference:
                 running += n
                 keys.append(path)
                 cums.append(running)
+        # each entry ages from its own write: the read is the longest prefix whose entry lives
         matched, expired = 0, False
         for key, cum in zip(keys, cums, strict=True):
             e = self.entries.get(key)
-            if e is None or e.expires <= now:
-                expired = e is not None
+            if e is None:  # never written: no longer prefix was either
                 break
-            matched = cum
+            if e.expires > now:
+                matched, expired = cum, False
+            else:
+                expired = True
         minimum, unit = self.sim.minimum(model), self.sim.unit_for(model)
         floor = lambda n: 0 if n < minimum else n - n % unit  # noqa: E731
         read = floor(matched)

@@ -125,3 +125,37 @@ def test_per_tier_rates_match_a_direct_library_call(
     assert price(provider, model, **kwargs) == pytest.approx(
         price_direct(provider, model, **kwargs), rel=1e-12, abs=1e-15
     )
+
+
+def test_a_mixed_write_bill_prices_each_lifetime_at_its_own_rate() -> None:
+    """60k written for 5 minutes at 1.25x and 40k for an hour at 2x the input rate."""
+    mixed = price(
+        "anthropic",
+        "claude-sonnet-4-5",
+        total_input=100_000,
+        cache_write=100_000,
+        cache_write_1h=40_000,
+    )
+    five = price("anthropic", "claude-sonnet-4-5", total_input=60_000, cache_write=60_000)
+    hour = price(
+        "anthropic", "claude-sonnet-4-5", total_input=40_000, cache_write=40_000, write_1h=True
+    )
+    assert mixed == pytest.approx(five + hour)
+    assert hour / 40_000 == pytest.approx(2 * (five / 60_000) / 1.25)
+    assert mixed == pytest.approx(
+        price_direct(
+            "anthropic",
+            "claude-sonnet-4-5",
+            total_input=100_000,
+            cache_write=100_000,
+            cache_write_1h=40_000,
+        )
+    )
+
+
+def test_claude_on_bedrock_and_vertex_is_priced_by_that_platform() -> None:
+    api = price("anthropic", "claude-sonnet-4-5-20250929", total_input=100_000)
+    bedrock = price("anthropic-bedrock", "claude-sonnet-4-5-20250929", total_input=100_000)
+    vertex = price("anthropic-vertex", "claude-sonnet-4-5@20250929", total_input=100_000)
+    assert bedrock == pytest.approx(api * 1.1)  # regional endpoints
+    assert vertex == pytest.approx(api)

@@ -11,248 +11,88 @@ except ``summary`` for the title. See docs/importers.md.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from assembler.sessions.importers.claude_code_reader import Transcript, read_transcript
 from assembler.sessions.importers.history import (
-    Entry,
     Events,
     Imported,
-    Item,
     Request,
     TokenCount,
     ToolDone,
     TurnStart,
-    content_text,
     history_blocks,
+    infer_hidden,
     infer_prefix,
-    json_text,
     session_doc,
     unrecorded_block,
 )
 from assembler.sessions.importers.records import (
     ImporterError,
-    Record,
     Skipped,
-    anthropic_usage,
-    iter_items,
-    kind,
     no_requests,
-    read_jsonl,
 )
 
 AGENT = "claude-code"
 ROOT = "claude_code_session"
-SYNTHETIC = "<synthetic>"  # locally made assistant messages (errors): never sent to the API
-TASK_TOOLS = ("Task", "Agent")
-_AGENT_ID = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
+CONTEXT_TEXT = "[context the client prepends to the first message: not recorded in the transcript]"
 
 
-@dataclass
-class Transcript:
-    """One agent's conversation: the main session or one subagent."""
-
-    source: str
-    entries: list[Entry] = field(default_factory=list)
-    agent_id: str | None = None
-    session_id: str | None = None
-    cwd: str | None = None
-    git_branch: str | None = None
-    title: str | None = None
-    prefix: int = 0
-
-    @property
-    def requests(self) -> list[Request]:
-        return [e for e in self.entries if isinstance(e, Request)]
-
-    @property
-    def start(self) -> datetime | None:
-        return self.entries[0].at if self.entries else None
-
-
-@dataclass
-class _Reader:
-    """Walks one transcript's records in file order, keeping the history."""
-
-    transcript: Transcript
-    history: list[Item] = field(default_factory=list)
-    open_requests: dict[str, Request] = field(default_factory=dict)
-    tool_uses: dict[str, tuple[str, str]] = field(default_factory=dict)  # id → (name, input)
-    pending_label: str | None = None
-
-    def read(self, rec: Record) -> None:
-        kind = rec.data.get("type")
-        t = self.transcript
-        if kind == "summary" and isinstance(rec.data.get("summary"), str):
-            t.title = t.title or rec.data["summary"]
-            return
-        if kind not in ("user", "assistant", "system"):
-            return
-        t.session_id = t.session_id or _opt_str(rec, "sessionId")
-        t.cwd = t.cwd or _opt_str(rec, "cwd")
-        t.git_branch = t.git_branch if t.git_branch is not None else _opt_str(rec, "gitBranch")
-        t.agent_id = t.agent_id or _opt_str(rec, "agentId")
-        if kind == "system":
-            if rec.data.get("subtype") == "compact_boundary":
-                # Compaction rewrites the history: later requests start from the summary.
-                self.history = []
-                self.open_requests.clear()
-                self.pending_label = "compaction"
-            return
-        message = rec.get_map("message")
-        if kind == "user":
-            self._user(rec, message)
-        else:
-            self._assistant(rec, message)
-
-    def _user(self, rec: Record, message: Mapping[str, Any]) -> None:
-        at = rec.at()
-        content = message.get("content")
-        if rec.data.get("isCompactSummary"):
-            self.history.append(Item("user", "summary", content_text(content)))
-            return
-        if isinstance(content, str):
-            self.history.append(Item("user", "text", content))
-            if not rec.data.get("isMeta"):
-                self.transcript.entries.append(TurnStart(at, content))
-            return
-        if not isinstance(content, list):
-            raise rec.fail(f"message.content: expected a string or a list, found {kind(content)}")
-        texts: list[str] = []
-        for part in iter_items(content):
-            ptype = part.get("type")
-            if ptype == "text":
-                text = _text(part, rec)
-                texts.append(text)
-                self.history.append(Item("user", "text", text))
-            elif ptype == "tool_result":
-                self._tool_result(rec, at, part)
-            elif ptype in ("image", "document"):
-                self.history.append(Item("user", str(ptype), f"[{ptype}]"))
-        if (
-            texts
-            and not rec.data.get("isMeta")
-            and not any(p.get("type") == "tool_result" for p in iter_items(content))
-        ):
-            self.transcript.entries.append(TurnStart(at, "\n".join(texts)))
-
-    def _tool_result(self, rec: Record, at: datetime, part: Mapping[str, Any]) -> None:
-        use_id = part.get("tool_use_id")
-        name, tool_input = self.tool_uses.get(use_id if isinstance(use_id, str) else "", ("", ""))
-        output = content_text(part.get("content"))
-        self.history.append(Item("user", "tool_result", output, name))
-        agent_id = None
-        if name in TASK_TOOLS:
-            result = rec.data.get("toolUseResult")
-            if isinstance(result, Mapping) and isinstance(result.get("agentId"), str):
-                agent_id = result["agentId"]
-            elif m := _AGENT_ID.search(output):
-                agent_id = m.group(1)
-        self.transcript.entries.append(ToolDone(at, name or "tool", tool_input, output, agent_id))
-
-    def _assistant(self, rec: Record, message: Mapping[str, Any]) -> None:
-        model = message.get("model")
-        if model == SYNTHETIC:
-            return
-        if not isinstance(model, str) or not model:
-            raise rec.fail(f"message.model: expected the model name, found {kind(model)}")
-        at = rec.at()
-        # Claude Code writes one record per content block; they share the requestId.
-        key = next(
-            (v for v in (rec.data.get("requestId"), message.get("id")) if isinstance(v, str)),
-            f"line {rec.line}",
-        )
-        request = self.open_requests.get(key)
-        if request is None:
-            request = Request(at, model, list(self.history), label=self.pending_label)
-            self.pending_label = None
-            self.open_requests[key] = request
-            self.transcript.entries.append(request)
-        content = message.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        for part in iter_items(content):
-            item = self._assistant_item(rec, part)
-            if item is not None:
-                request.output.append(item)
-                self.history.append(item)
-        raw_usage = message.get("usage")
-        if isinstance(raw_usage, Mapping):
-            new = anthropic_usage(raw_usage)
-            if request.usage is not None:  # streamed records: the last carries the final output
-                new["output"] = max(new["output"], request.usage["output"])
-            request.usage = new
-
-    def _assistant_item(self, rec: Record, part: Mapping[str, Any]) -> Item | None:
-        ptype = part.get("type")
-        if ptype == "text":
-            return Item("assistant", "text", _text(part, rec))
-        if ptype == "tool_use":
-            name = part.get("name")
-            if not isinstance(name, str):
-                raise rec.fail(f"tool_use.name: expected a string, found {kind(name)}")
-            tool_input = json_text(part.get("input", {}))
-            if isinstance(part.get("id"), str):
-                self.tool_uses[part["id"]] = (name, tool_input)
-            body = {"type": "tool_use", "id": part.get("id"), "name": name}
-            return Item(
-                "assistant", "tool_use", json_text({**body, "input": part.get("input")}), name
-            )
-        # Thinking is omitted: the API drops earlier turns' thinking from the prompt.
-        return None
-
-
-def _opt_str(rec: Record, key: str) -> str | None:
-    value = rec.data.get(key)
-    return value if isinstance(value, str) and value else None
-
-
-def _text(part: Mapping[str, Any], rec: Record) -> str:
-    text = part.get("text")
-    if not isinstance(text, str):
-        raise rec.fail(f"text block: expected a string in text, found {kind(text)}")
-    return text
-
-
-def read_transcript(path: Path, skipped: Skipped, *, sidechains: bool = True) -> list[Transcript]:
-    """The main conversation first, then inline sidechains grouped by ``agentId``."""
-    main = _Reader(Transcript(str(path)))
-    inline: dict[str, _Reader] = {}
-    for rec in read_jsonl(path, skipped):
-        if sidechains and rec.data.get("isSidechain") is True:
-            aid = _opt_str(rec, "agentId") or "sidechain"
-            inline.setdefault(aid, _Reader(Transcript(str(path), agent_id=aid))).read(rec)
-        else:
-            main.read(rec)
-    return [main.transcript] + [r.transcript for r in inline.values()]
-
-
-def subagent_files(path: Path, folder: Path | None) -> list[Path]:
+def _folder(path: Path, folder: Path | None) -> Path | None:
     """``--subagents DIR``, else ``<stem>/subagents/`` or ``subagents/`` beside the file."""
     candidates = (
         [folder]
         if folder is not None
-        else [
-            path.parent / path.stem / "subagents",
-            path.parent / "subagents",
-        ]
+        else [path.parent / path.stem / "subagents", path.parent / "subagents"]
     )
     for d in candidates:
         if d.is_dir():
-            # agent-acompact-* files are Claude Code's own compaction calls, not subagents.
-            return sorted(p for p in d.glob("agent-*.jsonl") if "acompact" not in p.name)
+            return d
     if folder is not None:
         raise ImporterError(str(folder), "--subagents: expected a folder of agent-*.jsonl files")
-    return []
+    return None
+
+
+def subagent_files(path: Path, folder: Path | None) -> list[Path]:
+    """The subagent transcripts: every ``agent-*.jsonl`` but the compaction calls."""
+    d = _folder(path, folder)
+    if d is None:
+        return []
+    return sorted(p for p in d.glob("agent-*.jsonl") if not _is_compaction_file(p))
+
+
+def compaction_files(path: Path, folder: Path | None) -> list[Path]:
+    """``agent-acompact-*.jsonl``: the /compact calls, made on the main model."""
+    d = _folder(path, folder)
+    return sorted(d.glob("agent-acompact*.jsonl")) if d is not None else []
+
+
+def _is_compaction_file(p: Path) -> bool:
+    return p.name.startswith("agent-acompact")
 
 
 def _finish(t: Transcript, count: TokenCount) -> Transcript:
     t.prefix = infer_prefix([(r.usage, r.history) for r in t.requests], count)
+    infer_hidden(t.requests, count)
     return t
+
+
+def _system_part(t: Transcript) -> int | None:
+    """The system prompt's own size, when the bill shows it apart from the context the
+    client prepends to the first message: a request after a compaction reads the system
+    entry alone (its messages are new), so its read is the system prompt."""
+    requests = t.requests
+    for k, r in enumerate(requests):
+        if (r.label or "").startswith("compaction") and r.thread == "":
+            after = next((x for x in requests[k:] if x.usage is not None), None)
+            if after is not None and after.usage is not None:
+                read = after.usage["cache_read"]
+                if 0 < read < t.prefix:
+                    return read
+    return None
 
 
 @dataclass
@@ -260,24 +100,33 @@ class _Emitter:
     events: Events
     model: str
     main_model: str
+    platform: str
     unlinked: list[Transcript]
+    system: int | None = None  # the main prompt's own size when separable
 
     def request(self, t: Transcript, r: Request, who: str) -> str:
         label = r.label
-        if r.model != self.model:
+        platform = r.platform or self.platform
+        if r.model != self.model or platform != self.platform:
             # The profile follows every request's model (caches are per model), but only
             # the main agent changing its own model is labelled a switch: a subagent
             # running on another model, and the return from it, are not.
-            self.events.add("change", r.at, model=r.model)
-            self.model = r.model
+            provider = platform if platform != self.platform else None
+            self.events.add("change", r.at, model=r.model, provider=provider)
+            self.model, self.platform = r.model, platform
         if not who:
             if r.model != self.main_model:
                 label = label or "model-switch"
             self.main_model = r.model
-        blocks = [unrecorded_block(t.prefix, who), *history_blocks(r.history)]
-        blocks[-1]["breakpoint"] = True  # Claude Code marks the tail of every request
+        blocks = [*_prefix_blocks(t, who, self.system), *history_blocks(r.history)]
+        # Claude Code marks the tail of every request; parallel results are sent in call
+        # order with the marker on the one recorded last
+        offset = len(blocks) - len(r.history)
+        blocks[-1 if r.marker is None else offset + r.marker]["breakpoint"] = True
         output = "\n".join(
-            i.text if i.kind == "text" else f"[{i.kind} {i.label}]" for i in r.output
+            i.text if i.kind == "text" else f"[{i.kind} {i.label}]"
+            for i in r.output
+            if i.kind != "thinking"
         )
         self.events.add(
             "llm",
@@ -285,6 +134,7 @@ class _Emitter:
             label=self.events.unique_label(label) if label else None,
             output=output,
             usage=r.usage,
+            ttl=r.ttl,
             request={"blocks": blocks},
         )
         return next((i.text for i in reversed(r.output) if i.kind == "text"), "")
@@ -311,6 +161,25 @@ class _Emitter:
             self.subagent(self.unlinked.pop(0))
 
 
+def _prefix_blocks(t: Transcript, who: str, system: int | None) -> list[dict[str, Any]]:
+    """The unrecorded system prompt and tools; for the main agent, when the bill separates
+    them, the system prompt and the context prepended to the first message apart."""
+    if who or system is None:
+        return [unrecorded_block(t.prefix, who)]
+    head = unrecorded_block(system)
+    head["name"] = "unrecorded system prompt"
+    head["inferred"] = True
+    context = {
+        "section": "messages",
+        "name": "unrecorded first-message context",
+        "role": "user",
+        "text": CONTEXT_TEXT,
+        "tokens": max(0, t.prefix - system),
+        "inferred": True,
+    }
+    return [head, context]
+
+
 def _start(t: Transcript) -> datetime:
     return t.entries[0].at
 
@@ -327,7 +196,15 @@ def _emit(main: Transcript, subs: list[Transcript]) -> Events:
     # Subagents no tool result names are placed by time, inside the turn running then.
     unlinked = sorted((t for t in subs if t.agent_id not in linked and t.entries), key=_start)
     events = Events()
-    emit = _Emitter(events, requests[0].model, requests[0].model, unlinked)
+    first_request = requests[0]
+    emit = _Emitter(
+        events,
+        first_request.model,
+        first_request.model,
+        first_request.platform or "anthropic",
+        unlinked,
+        _system_part(main),
+    )
     first = main.entries[0].at
     events.enter(first, ROOT)
     turn, last_answer = 0, ""
@@ -360,21 +237,69 @@ def _emit(main: Transcript, subs: list[Transcript]) -> Events:
     return events
 
 
+def _merge_compactions(main: Transcript, calls: list[Transcript]) -> None:
+    """A /compact call is a request on the main model with the main system prompt: it
+    joins the main thread at its time, labelled ``compaction-call``; it reads the main
+    history's entry and refreshes the system entry the next request reads."""
+    extra: list[Request] = []
+    for t in calls:
+        # the file re-emits the conversation before its own call: the call is the last request
+        for r in t.requests[-1:]:
+            r.thread, r.label = "", "compaction-call"
+            extra.append(r)
+    if extra:
+        main.entries = sorted([*main.entries, *extra], key=lambda e: e.at)
+
+
+def _missing_main(path: Path, main: Transcript, inline: list[Transcript]) -> ImporterError:
+    """Name what is missing when the file has no main-thread request."""
+    source = str(path)
+    side = [t for t in inline if t.requests]
+    if _is_compaction_file(path):
+        return ImporterError(
+            source,
+            "this is a compaction call (agent-acompact-*) without its session: import the "
+            "session file; its compaction calls are read from <session>/subagents/",
+        )
+    if main.records == 0 and inline:
+        aid = inline[0].agent_id or "unknown"
+        session = inline[0].session_id or "<sessionId>"
+        return ImporterError(
+            source,
+            f"this is a subagent transcript (agentId {aid}) without its session: import "
+            f"{session}.jsonl; its subagents are read from {session}/subagents/",
+        )
+    if side:
+        n = sum(len(t.requests) for t in side)
+        return ImporterError(
+            source,
+            f"no main-thread request: the {n} requests in this file are all sidechain records "
+            "(isSidechain: true); the main conversation is missing",
+        )
+    return no_requests(source, "assistant records with message.model and message.usage")
+
+
 def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None = None) -> Imported:
     skipped = Skipped()
     main, *inline = read_transcript(path, skipped)
+    if not main.requests:
+        raise _missing_main(path, main, inline)
     subs = inline + [
         t
         for f in subagent_files(path, subagents)
-        for t in read_transcript(f, skipped, sidechains=False)
+        for t in read_transcript(f, skipped, sidechains=False, thread=f.stem)
     ]
+    calls = [
+        t
+        for f in compaction_files(path, subagents)
+        for t in read_transcript(f, skipped, sidechains=False, thread="")
+    ]
+    _merge_compactions(main, calls)
     for t in (main, *subs):
         _finish(t, count)
         if t is not main and t.agent_id is None:
             t.agent_id = Path(t.source).stem.removeprefix("agent-")
     requests = main.requests
-    if not requests:
-        raise no_requests(str(path), "assistant records with message.model and message.usage")
     events = _emit(main, subs)
     environment: dict[str, Any] = {"harness": "Claude Code"}
     if main.cwd:
@@ -384,7 +309,7 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
     data = session_doc(
         id=main.session_id or path.stem,
         agent=AGENT,
-        provider="anthropic",
+        provider=requests[0].platform or "anthropic",
         model=requests[0].model,
         environment=environment,
         events=events.events,

@@ -11,12 +11,14 @@ starts a turn, ``token_count`` closes a request with its usage) and
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from assembler.sessions.importers.hidden import Hidden
 from assembler.sessions.importers.history import (
     Entry,
     Events,
@@ -34,6 +36,7 @@ from assembler.sessions.importers.history import (
     unrecorded_block,
 )
 from assembler.sessions.importers.records import (
+    ImporterError,
     Record,
     Skipped,
     as_int,
@@ -63,6 +66,9 @@ class _Reader:
     meta: dict[str, Any] = field(default_factory=dict)
     explicit_turns: bool = False
     user_items: list[tuple[datetime, str]] = field(default_factory=list)
+    last_input: datetime | None = None  # the input item that completed the next request
+    reasoning: list[Item] = field(default_factory=list)  # the open response's reasoning items
+    saw_usage: bool = False
 
     def read(self, rec: Record) -> None:
         rtype = rec.data.get("type")
@@ -72,10 +78,9 @@ class _Reader:
         at = rec.at()
         if rtype == "session_meta":
             self.meta = dict(payload)
+            self.model = self.model or self._name(payload.get("model"))
         elif rtype == "turn_context":
-            model = payload.get("model")
-            if isinstance(model, str) and model:
-                self.model = model
+            self._model(payload)
             if isinstance(payload.get("cwd"), str):
                 self.meta.setdefault("cwd", payload["cwd"])
         elif rtype == "compacted":
@@ -101,9 +106,13 @@ class _Reader:
 
     def _event(self, rec: Record, at: datetime, payload: Mapping[str, Any]) -> None:
         etype = payload.get("type")
-        if etype == "user_message":
+        if etype == "session_configured":
+            self._model(payload)
+        elif etype == "user_message":
             self._close()
             self.explicit_turns = True
+            # a new user turn: the previous turns' reasoning items leave the input
+            self.history = [i for i in self.history if i.kind != "reasoning"]
             self.entries.append(TurnStart(at, content_text(payload.get("message"))))
         elif etype == "token_count":
             info = payload.get("info")
@@ -116,6 +125,8 @@ class _Reader:
             if self.awaiting is not None and usage is not None:
                 self.awaiting.usage = usage
                 self.awaiting = None
+                self.saw_usage = True
+                self._size_reasoning(info)
                 self._close()
 
     def _usage(self, info: Mapping[str, Any]) -> dict[str, int] | None:
@@ -146,20 +157,27 @@ class _Reader:
         assistant_side = (
             itype == "message" and payload.get("role") == "assistant"
         ) or itype in OUTPUT_ITEMS
-        if assistant_side:
+        if assistant_side or itype == "reasoning":
             if self.open is None:
                 if not self.model:
-                    raise rec.fail(
-                        "expected a turn_context with the model before the first response"
+                    raise ImporterError(
+                        rec.source,
+                        "no turn_context record names the model (expected a line "
+                        '{"type": "turn_context", "payload": {"model": …}} before the first '
+                        "response_item)",
                     )
-                self.open = Request(at, self.model, list(self.history), label=self.pending_label)
+                sent = self.last_input if self.last_input is not None else at
+                self.open = Request(sent, self.model, list(self.history), label=self.pending_label)
                 self.pending_label = None
                 self.entries.append(self.open)
                 self.awaiting = self.open
             if item is not None:
                 self.open.output.append(item)
-        elif itype != "reasoning":
+                if item.kind == "reasoning":
+                    self.reasoning.append(item)
+        else:
             self._close()
+            self.last_input = at
         if itype in OUTPUT_ITEMS and isinstance(payload.get("call_id"), str):
             self.calls[payload["call_id"]] = (_call_name(payload), _call_input(payload))
         if itype in RESULT_ITEMS:
@@ -169,9 +187,53 @@ class _Reader:
             self.user_items.append((at, item.text))
         if item is not None:
             self.history.append(item)
+            if itype == "message":
+                self.history.extend(_images(payload))
 
     def _close(self) -> None:
         self.open = None
+
+    def _model(self, payload: Mapping[str, Any]) -> None:
+        self.model = self._name(payload.get("model")) or self.model
+
+    @staticmethod
+    def _name(value: Any) -> str:
+        return value if isinstance(value, str) and value else ""
+
+    def _size_reasoning(self, info: Mapping[str, Any]) -> None:
+        """The response's reasoning items, sent back within the turn, share its
+        ``reasoning_output_tokens`` (their text is encrypted)."""
+        last = info.get("last_token_usage")
+        tokens = as_int(last.get("reasoning_output_tokens")) if isinstance(last, Mapping) else 0
+        for item in self.reasoning:
+            if item.hidden is not None:
+                item.hidden.tokens = tokens // len(self.reasoning)
+        self.reasoning = []
+
+
+#: Observed on Codex rollouts: an image in the history adds about 256 tokens to the input
+#: (which the cached count leaves out); the rollout records only its URL.
+IMAGE_TOKENS = 256
+
+
+def _images(payload: Mapping[str, Any]) -> list[Item]:
+    """One block per ``input_image`` of a message, sized rather than a placeholder; its
+    text names the image (a hash of its URL), so a changed image is a changed block."""
+    out = []
+    for part in iter_items(payload.get("content")):
+        if part.get("type") == "input_image":
+            url = part.get("image_url")
+            digest = hashlib.sha256(str(url).encode("utf-8")).hexdigest()[:16]
+            how = f"about {IMAGE_TOKENS} tokens per image"
+            out.append(
+                Item(
+                    "user",
+                    "image",
+                    f"[image {digest}]",
+                    hidden=Hidden(IMAGE_TOKENS, how, sized=True),
+                )
+            )
+    return out
 
 
 def _call_name(payload: Mapping[str, Any]) -> str:
@@ -188,16 +250,28 @@ def _call_input(payload: Mapping[str, Any]) -> str:
 
 
 def _history_item(payload: Mapping[str, Any]) -> Item | None:
-    """How an item is sent back as input; reasoning (encrypted) is left out."""
+    """How an item is sent back as input; reasoning (encrypted) as a block of its size."""
     itype = payload.get("type")
+    if itype == "reasoning":
+        rid = payload.get("id")
+        how = "its response's reasoning_output_tokens"
+        return Item(
+            "assistant",
+            "reasoning",
+            f"[reasoning {rid if isinstance(rid, str) else ''}: encrypted]",
+            hidden=Hidden(0, how, sized=True),
+        )
     if itype == "message":
         role = payload.get("role")
         what = "text" if role in ("user", "assistant") else str(role)
-        return Item(
-            "assistant" if role == "assistant" else "user",
-            what,
-            content_text(payload.get("content")),
-        )
+        content = payload.get("content")
+        if isinstance(content, list):  # images become blocks of their own (see _images)
+            content = [
+                p
+                for p in content
+                if not (isinstance(p, Mapping) and p.get("type") == "input_image")
+            ]
+        return Item("assistant" if role == "assistant" else "user", what, content_text(content))
     if itype in OUTPUT_ITEMS:
         body = {k: v for k, v in payload.items() if k not in ("id", "status")}
         return Item("assistant", str(itype), json_text(body), _call_name(payload))
@@ -278,4 +352,10 @@ def import_codex(path: Path, count: TokenCount) -> Imported:
         environment=environment,
         events=events.events,
     )
-    return Imported(data, skipped.warnings(str(path)))
+    warnings = skipped.warnings(str(path))
+    if not reader.saw_usage:
+        warnings += (
+            "no token_count event carries usage (info is null or absent): the requests have "
+            "no measured usage; analyze simulates only",
+        )
+    return Imported(data, warnings)

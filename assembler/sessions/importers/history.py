@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from assembler.design.context import format_time
+from assembler.sessions.importers.hidden import Hidden
 from assembler.sessions.importers.records import UNRECORDED_TEXT, total_input
 from assembler.sessions.model import FORMAT
 
@@ -20,13 +21,25 @@ class Item:
     """One content item of the history: a message block once placed in a request."""
 
     role: str  # user | assistant
-    kind: str  # text | tool_use | tool_result | summary | image | …
+    kind: str  # text | tool_use | tool_result | summary | image | thinking | reasoning | …
     text: str
     label: str = ""  # e.g. the tool name
+    hidden: Hidden | None = None  # a size the transcript does not show (image, thinking)
+    use_id: str = ""  # the tool call's id, on a tool_use and on its tool_result
 
     def block(self, index: int) -> dict[str, Any]:
         name = f"messages[{index}] {self.kind}" + (f" {self.label}" if self.label else "")
-        return {"section": "messages", "name": name, "role": self.role, "text": self.text}
+        out: dict[str, Any] = {
+            "section": "messages",
+            "name": name,
+            "role": self.role,
+            "text": self.text,
+        }
+        if self.hidden is not None:
+            out["tokens"] = self.hidden.tokens
+            if self.hidden.inferred:
+                out["inferred"] = True
+        return out
 
 
 # --- what a transcript reader collects, in order ------------------------------------
@@ -50,6 +63,10 @@ class Request:
     output: list[Item] = field(default_factory=list)
     usage: dict[str, int] | None = None
     label: str | None = None
+    ttl: str | None = None  # the lifetime its writes were billed with
+    marker: int | None = None  # the history item carrying the tail cache marker (None: the last)
+    platform: str | None = None  # who served it (anthropic, anthropic-bedrock, …)
+    thread: str = ""  # the conversation it belongs to ("" the main one)
 
 
 @dataclass
@@ -237,8 +254,53 @@ TokenCount = Callable[[str], int]
 
 
 def counted_tokens(items: list[Item], count: TokenCount) -> int:
-    """Tokens of the recorded history."""
-    return sum(count(item.text) for item in items)
+    """Tokens of the recorded history; a hidden block counts its size once known."""
+    return sum(
+        (item.hidden.tokens if item.hidden.sized else 0) if item.hidden else count(item.text)
+        for item in items
+    )
+
+
+def infer_hidden(requests: list[Request], count: TokenCount) -> None:
+    """Size the blocks whose text a transcript lacks from the billed growth.
+
+    Between two consecutive requests of one conversation (the later one's history
+    starts with the earlier one's), ``total(later) − total(earlier)`` is what was
+    added: the visible new blocks, counted, plus the hidden ones, split evenly.
+    When the total shrinks by about the size of the earlier thinking blocks, the
+    model drops them from the prompt (some models keep them, some drop earlier
+    turns' thinking): they leave this request's history and every later one's."""
+    before: Request | None = None
+    dropped: set[int] = set()
+    for r in requests:
+        if dropped:
+            r.history = [i for i in r.history if id(i) not in dropped]
+        if r.usage is None:
+            continue
+        if before is not None and before.usage is not None and _continues(r, before):
+            added = r.history[len(before.history) :]
+            rest = total_input(r.usage) - total_input(before.usage) - counted_tokens(added, count)
+            thinking = [
+                i for i in before.history if i.kind == "thinking" and i.hidden and i.hidden.tokens
+            ]
+            kept = sum(i.hidden.tokens for i in thinking if i.hidden)
+            if thinking and rest < 0 and -rest >= kept // 2:
+                dropped.update(id(i) for i in thinking)
+                r.history = [i for i in r.history if id(i) not in dropped]
+                rest += kept
+            unknown = [i.hidden for i in added if i.hidden is not None and not i.hidden.sized]
+            for h in unknown:
+                h.tokens = max(0, rest) // len(unknown)
+        before = r
+
+
+def _continues(later: Request, earlier: Request) -> bool:
+    n = len(earlier.history)
+    return (
+        later.thread == earlier.thread
+        and len(later.history) >= n
+        and (n == 0 or later.history[n - 1] is earlier.history[n - 1])
+    )
 
 
 def infer_prefix(

@@ -162,20 +162,42 @@ def anthropic_usage(u: Mapping[str, Any]) -> dict[str, int]:
     """Anthropic ``input_tokens`` already excludes cached tokens.
 
     ``cache_creation_input_tokens`` is the write total; when only the 5m/1h split
-    is given, the split is summed.
+    is given, the split is summed. The 1-hour part is kept as ``cache_write_1h``
+    (priced at its own rate).
     """
     write = as_int(u.get("cache_creation_input_tokens"))
-    split = u.get("cache_creation")
-    if not write and isinstance(split, Mapping):
-        write = as_int(split.get("ephemeral_5m_input_tokens")) + as_int(
-            split.get("ephemeral_1h_input_tokens")
-        )
-    return usage(
+    five, hour = _write_split(u)
+    if not write:
+        write = five + hour
+    out = usage(
         as_int(u.get("input_tokens")),
         as_int(u.get("cache_read_input_tokens")),
         write,
         as_int(u.get("output_tokens")),
     )
+    if hour:
+        out["cache_write_1h"] = min(hour, write)
+    return out
+
+
+def _write_split(u: Mapping[str, Any]) -> tuple[int, int]:
+    split = u.get("cache_creation")
+    if not isinstance(split, Mapping):
+        return 0, 0
+    return as_int(split.get("ephemeral_5m_input_tokens")), as_int(
+        split.get("ephemeral_1h_input_tokens")
+    )
+
+
+def anthropic_write_ttl(u: Mapping[str, Any]) -> str | None:
+    """The lifetime a request's writes were billed with: ``1h`` when only 1-hour writes,
+    ``5m`` when any 5-minute ones (a mixed bill writes its 1-hour entries first, so the
+    entries at the tail, the ones the next request reads, are the 5-minute ones);
+    ``None`` when the bill does not split its writes or wrote nothing."""
+    five, hour = _write_split(u)
+    if five:
+        return "5m"
+    return "1h" if hour else None
 
 
 def openai_usage(total_input: int, cached: int, written: int, output: int) -> dict[str, int]:

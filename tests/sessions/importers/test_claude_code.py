@@ -132,7 +132,9 @@ def test_unrecorded_prefix_is_inferred_from_usage(all_steps: list[Step]) -> None
     for s in main:
         assert s.call.usage is not None and s.call.request is not None
         u = s.call.usage
-        counted = sum(count(b.text) for b in s.call.request[1:])
+        counted = sum(
+            b.tokens if b.tokens is not None else count(b.text) for b in s.call.request[1:]
+        )
         gaps.append(u.input + u.cache_read + u.cache_write - counted)
     assert min(gaps) == 12000
 
@@ -148,17 +150,19 @@ def test_blocks_are_the_history_in_order_with_the_tail_marked(all_steps: list[St
     assert [b.name for b in second] == [
         "unrecorded prefix",
         "messages[0] text",
-        "messages[1] text",
-        "messages[2] tool_use Grep",
-        "messages[3] tool_result Grep",
+        "messages[1] thinking",
+        "messages[2] text",
+        "messages[3] tool_use Grep",
+        "messages[4] tool_result Grep",
     ]
-    assert [b.role for b in second[1:]] == ["user", "assistant", "assistant", "user"]
-    assert json.loads(second[3].text)["input"] == {
+    assert [b.role for b in second[1:]] == ["user", "assistant", "assistant", "assistant", "user"]
+    assert json.loads(second[4].text)["input"] == {
         "pattern": "def daily_revenue",
         "path": "ledgerline/reports",
     }
-    assert [b.breakpoint for b in second] == [True, False, False, False, True]
-    # thinking is never sent back as a block
+    assert [b.breakpoint for b in second] == [True, False, False, False, False, True]
+    # thinking goes back as a block of its billed size (none here), never as its text
+    assert (second[2].tokens, second[2].inferred) == (0, True)
     assert not any("timezone handling" in t for s in all_steps for t in texts(s))
 
 
@@ -309,11 +313,11 @@ def test_the_history_is_written_once_not_once_per_request(
     keeps = [e["request"].get("keep", 0) for e in llm]
     # a request starts from the previous one's blocks unless that one was another
     # agent's (the subagent's requests interleave with the main agent's)
-    assert keeps == [0, 2, 0, 2, 0, 7, 9, 11, 13, 15, 18, 1]
+    assert keeps == [0, 2, 0, 2, 0, 8, 10, 12, 14, 16, 19, 1]
     # each request lists only what it adds; read back, it is the whole request again
     written = sum(len(e["request"]["blocks"]) for e in llm)
     read_back = sum(len(s.call.request or ()) for s in all_steps)
     assert written < read_back / 2
     before_compaction = all_steps[-2].call.request
-    assert before_compaction is not None and len(before_compaction) == 18 + 2
+    assert before_compaction is not None and len(before_compaction) == 19 + 2
     assert [b.name for b in before_compaction][:2] == ["unrecorded prefix", "messages[0] text"]

@@ -77,7 +77,9 @@ def test_unrecorded_prefix_follows_the_documented_inference(all_steps: list[Step
     assert not any(b.breakpoint for s in all_steps for b in s.call.request or ())
 
 
-def test_history_is_input_items_in_order_without_reasoning(all_steps: list[Step]) -> None:
+def test_history_is_input_items_in_order_with_reasoning_as_a_sized_block(
+    all_steps: list[Step],
+) -> None:
     second = all_steps[1].call.request
     assert second is not None
     assert [b.name for b in second] == [
@@ -85,14 +87,17 @@ def test_history_is_input_items_in_order_without_reasoning(all_steps: list[Step]
         "messages[0] text",
         "messages[1] text",
         "messages[2] text",
-        "messages[3] function_call shell",
-        "messages[4] function_call_output",
+        "messages[3] reasoning",
+        "messages[4] function_call shell",
+        "messages[5] function_call_output",
     ]
     assert second[1].text.startswith("<user_instructions>")
     assert (
-        json.loads(second[4].text)["arguments"]
+        json.loads(second[5].text)["arguments"]
         == '{"command":["rg","-n","def report","ledgerline"]}'
     )
+    # the reasoning goes back in the same turn, sized, never as its encrypted text
+    assert second[4].inferred and second[4].tokens is not None
     assert not any("gAAAA" in t for s in all_steps for t in texts(s))
 
 
@@ -144,5 +149,7 @@ def test_a_response_before_any_turn_context_is_an_error(tmp_path: Path) -> None:
     records = [r for r in lines(CODEX) if r["type"] != "turn_context"]
     path = tmp_path / "rollout.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
-    with pytest.raises(ImporterError, match=r"rollout.jsonl:\d+: expected a turn_context"):
+    with pytest.raises(
+        ImporterError, match=r"rollout.jsonl: no turn_context record names the model"
+    ):
         import_file("codex", path)
