@@ -29,6 +29,7 @@ BUILTIN_LAYOUTS = (
     "split-tree",
     "expose-full",
     "no-breakpoints",
+    "computer-use",
 )
 TTLS = ("5m", "1h")
 

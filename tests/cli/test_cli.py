@@ -41,7 +41,7 @@ def test_steps_json() -> None:
     assert len(rows) == 21
     assert rows[1] == {
         "step": 2,
-        "label": "①",
+        "label": "walk-1",
         "function": "_lit_decide",
         "call_path": ["research_agent", "_pick_stage", "literature", "_lit_decide"],
         "timestamp": "2026-06-24T14:31:12Z",

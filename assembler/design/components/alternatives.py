@@ -3,6 +3,9 @@
 ``call_structure`` + ``call_io`` split the call tree in two blocks: the
 structure (which changes at every call) and the io of the calls. The design's
 §1 argues against exactly this; a layout can add them to measure why.
+
+``computer_use`` is a block the design leaves unregistered (§4, Appendix); a
+layout can add it to see what a desktop-operating agent would carry in L0.
 """
 
 from __future__ import annotations
@@ -14,6 +17,20 @@ from assembler.design.calltree_yaml import field_lines, name_scalar
 from assembler.design.context import Context
 from assembler.design.layers import Layer, Placement
 from assembler.design.registry import ContextComponent
+
+
+def _computer_use(ctx: Context) -> str | None:
+    if not ctx.profile.computer_use:
+        return None
+    return (
+        "<computer_use>\n"
+        "You can see and operate a desktop through the computer tools.\n"
+        "- Take a screenshot before each action and after it, and act on what the\n"
+        "  screenshot shows, not on what you expect.\n"
+        "- Prefer keyboard shortcuts to hunting for small targets with the pointer.\n"
+        "- Stop and ask before anything that sends, buys, deletes or signs in.\n"
+        "</computer_use>"
+    )
 
 
 def _walk(node: CallNode, depth: int = 0) -> Iterator[tuple[CallNode, int]]:
@@ -66,6 +83,16 @@ ALTERNATIVES: dict[str, ContextComponent] = {
             placement=Placement.HISTORY,
             condition_text="the call runs inside an agentic function",
             template="<call_io>input/output of every call</call_io>",
+        ),
+        ContextComponent(
+            name="computer_use",
+            layer=Layer.L0,
+            order=6,
+            build=_computer_use,
+            condition=lambda ctx: ctx.profile.computer_use,
+            condition_text="computer-use tools are enabled",
+            template="<computer_use>screenshot, act, verify</computer_use>",
+            profile_only=True,
         ),
     )
 }

@@ -14,11 +14,11 @@ def contract_sentence(contract: OutputContract) -> str:
     """The output contract in the three forms of design §4' item 2."""
     if contract.kind is ContractKind.DECISION:
         return (
-            "Your output will be parsed by the caller into a decision: emit exactly one"
-            " JSON object that matches the output schema."
+            "Your output will be parsed by the caller into a decision — emit exactly one\n"
+            "JSON object matching the menu below."
         )
     if contract.kind is ContractKind.ARTIFACT:
-        consumer = f", the deliverable `{contract.consumer}` consumes" if contract.consumer else ""
+        consumer = f", the deliverable consumed by `{contract.consumer}`" if contract.consumer else ""
         return f"Your output becomes `{contract.artifact}`{consumer}."
     param = f" as its `{contract.param}`" if contract.param else ""
     return f"Your output is passed to `{contract.next_function}`{param}."
@@ -49,8 +49,8 @@ def _situation(ctx: Context) -> str:
         lines.append(contract_sentence(frame.contract))
     lines += [
         "",
-        f"Your tool list may include `{frame.function}` itself. Do not call it: re-entering",
-        "the function you are inside recurses without end. Do the work with lower-level tools.",
+        f"The tool list may include `{frame.function}` itself — do NOT call it (re-entering",
+        "causes infinite recursion). Use lower-level tools to do the work directly.",
     ]
     return "<situation>\n" + "\n".join(lines) + "\n</situation>"
 
@@ -61,8 +61,9 @@ def _user_input(ctx: Context) -> str | None:
 
 def _output_schema(ctx: Context) -> str:
     assert ctx.frame is not None and ctx.frame.output_schema is not None
-    schema = json.dumps(ctx.frame.output_schema, ensure_ascii=False, sort_keys=True)
-    return f"<output_schema>\n{schema}\n</output_schema>"
+    # the §6 example's one bracket line, keys in the recorded order
+    schema = json.dumps(ctx.frame.output_schema, ensure_ascii=False)
+    return f"[output schema: {schema}]"
 
 
 def _timestamp(ctx: Context) -> str:
@@ -79,8 +80,12 @@ def register_components(registry: Registry) -> None:
         condition=_in_frame,
         condition_text="the call runs inside an agentic function",
         template=(
-            "<situation>You are running INSIDE the agentic function `{fn}`. Job · Call path ·"
-            " Position · output contract · recursion warning</situation>"
+            "<situation>\nYou are running INSIDE the agentic function `{fn_name}`.\n"
+            "Job: {fn_doc}\nCall path: {call_path}\nPosition: {program_position}\n"
+            "Your output: {output_contract}\n\n"
+            "The tool list may include `{fn_name}` itself — do NOT call it (re-entering\n"
+            "causes infinite recursion). Use lower-level tools to do the work directly.\n"
+            "</situation>"
         ),
     )(_situation)
     add(
@@ -108,7 +113,7 @@ def register_components(registry: Registry) -> None:
         cacheable=False,
         condition=lambda ctx: ctx.frame is not None and ctx.frame.output_schema is not None,
         condition_text="this step requires an output format",
-        template="<output_schema>{JSON schema}</output_schema>",
+        template="[output schema: {JSON schema}]",
     )(_output_schema)
     add(
         "timestamp",
