@@ -17,13 +17,14 @@ from assembler.design.assembly import Assembly, assemble
 from assembler.design.blocks import BlockRecord, BlockStatus
 from assembler.design.calltree import (
     CallNode,
-    CallTreeBuilder,
     CallTreeError,
     Expose,
+    Outcome,
     RenderRange,
     Status,
     TreeOptions,
 )
+from assembler.design.calltree_builder import CallTreeBuilder
 from assembler.design.calltree_yaml import render_call_tree
 from assembler.design.components import default_registry, register_builtins
 from assembler.design.context import (
@@ -130,6 +131,7 @@ __all__ = [
     "Environment",
     "Expose",
     "Frame",
+    "Outcome",
     "Layer",
     "Layout",
     "LayoutError",

@@ -137,20 +137,45 @@ class OutputContract:
     param: str | None = None
 
 
+@dataclass(frozen=True)
+class Attachment:
+    """A file the user sent with this call's input (L2-3, "user input with attachments").
+
+    ``text`` is its content when it is text; for anything else (an image, a PDF
+    page) ``tokens`` is the size the provider charged for it, as recorded.
+    """
+
+    name: str
+    media_type: str = "text/plain"
+    text: str | None = None
+    tokens: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """The call in progress: where it sits and what it was given."""
+    """The call in progress: where it sits and what it was given.
 
-    function: str
+    ``function`` is None for an LLM call at the top level, outside any agentic
+    function (the design's conversation scenario, ``frame_entry_seq=None``):
+    no situation, and the whole tree is visible. ``tree`` holds every top-level
+    call in start order (one, for a session with a single root call).
+    """
+
+    function: str | None
     doc: str
     call_path: tuple[str, ...]
-    tree: CallNode
+    tree: tuple[CallNode, ...]
     options: TreeOptions
     position: str | None = None
     contract: OutputContract | None = None
     user_input: str = ""
     output_schema: dict[str, Any] | None = None
     memory_prefetch: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+
+    @property
+    def top_level(self) -> bool:
+        return self.function is None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from assembler.design.calltree import (
-    CallTreeBuilder,
+    CallNode,
     CallTreeError,
     LLMExchange,
     ToolUse,
     TreeOptions,
 )
+from assembler.design.calltree_builder import CallTreeBuilder
 from assembler.design.context import Context, Frame, Memory, Profile
 from assembler.sessions.model import (
     Change,
@@ -32,16 +33,30 @@ from assembler.sessions.model import (
 )
 
 
+#: ``Step.function`` of an LLM call made outside any agentic function.
+TOP_LEVEL = "(top level)"
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     number: int  # 1-based
     label: str | None
-    function: str
+    function: str  # TOP_LEVEL for a call outside any agentic function
     call_path: tuple[str, ...]
     at: datetime
     depth: int
     context: Context
     call: LLMCall
+
+    @property
+    def top_level(self) -> bool:
+        return self.context.frame is not None and self.context.frame.function is None
+
+    @property
+    def tree(self) -> tuple[CallNode, ...]:
+        """Every top-level call as this step saw it, off-path calls included: what
+        the recording holds, of which the model's tree shows the active path."""
+        return self.context.frame.tree if self.context.frame is not None else ()
 
 
 def function_specs(session: Session) -> dict[str, FunctionSpec]:
@@ -129,44 +144,59 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
         previous = event.at
         try:
             if isinstance(event, Enter):
-                builder.enter(event.function, event.input, event.dispatched_by)
+                builder.enter(
+                    event.function,
+                    event.input,
+                    event.dispatched_by,
+                    parent=event.parent,
+                    ref=event.id,
+                    retry_of=event.retry_of,
+                )
             elif isinstance(event, Exit):
-                builder.exit(event.function, event.output, event.key_output)
+                builder.exit(
+                    event.function,
+                    event.output,
+                    event.key_output,
+                    ref=event.id,
+                    outcome=event.outcome,
+                    error=event.error,
+                )
             elif isinstance(event, ToolCall):
-                builder.tool(ToolUse(event.name, event.input, event.output))
+                builder.tool(ToolUse(event.name, event.input, event.output), event.call)
             elif isinstance(event, Change):
                 profile = _apply(profile, event, src)
             elif isinstance(event, LLMCall):
-                function = builder.current
-                if function is None:
-                    raise CallTreeError(
-                        "an LLM call outside any agentic function; enter a function first"
-                    )
+                call_id = builder.running_ref(event.call, "llm.call")
+                path = builder.call_path(call_id) if call_id is not None else ()
+                function = path[-1] if path else None
                 number += 1
-                spec = specs.get(function, FunctionSpec())
+                spec = specs.get(function, FunctionSpec()) if function else FunctionSpec()
+                # a hidden call leaves the call path as it leaves the tree (the frame stays)
+                shown = tuple(n for n in path[:-1] if not opts.hidden(n)) + path[-1:]
                 frame = Frame(
                     function=function,
                     doc=spec.doc,
-                    call_path=builder.call_path(),
-                    tree=builder.snapshot(),
+                    call_path=shown,
+                    tree=builder.roots(call_id),
                     options=opts,
                     position=event.position,
                     contract=event.contract,
                     user_input=event.input,
                     output_schema=event.output_schema,
                     memory_prefetch=event.memory_prefetch,
+                    attachments=event.attachments,
                 )
                 yield Step(
                     number=number,
                     label=event.label,
-                    function=function,
-                    call_path=frame.call_path,
+                    function=function or TOP_LEVEL,
+                    call_path=shown,
                     at=event.at,
-                    depth=builder.depth,
+                    depth=builder.depth_of(call_id),
                     context=Context(profile=profile, now=event.at, frame=frame),
                     call=event,
                 )
-                builder.llm(LLMExchange(event.input, event.output))
+                builder.llm(LLMExchange(event.input, event.output), event.call)
         except CallTreeError as exc:
             raise fail(event, str(exc)) from None
     if number == 0:

@@ -162,6 +162,10 @@ def _call_tree(ctx: Context) -> str:
     return render_call_tree(frame.tree, frame.options, frame.function)
 
 
+def _has_tree(ctx: Context) -> bool:
+    return ctx.frame is not None and bool(ctx.frame.tree)
+
+
 def register_components(registry: Registry) -> None:
     add = registry.component
     # The project layer reads the profile alone, except the date and the call tree.
@@ -237,7 +241,7 @@ def register_components(registry: Registry) -> None:
         Layer.L1,
         100,
         placement=Placement.HISTORY,
-        condition=lambda ctx: ctx.frame is not None,
-        condition_text="the call runs inside an agentic function",
+        condition=_has_tree,
+        condition_text="a call has been made (at the top level: the whole tree, fully visible)",
         template="<call_tree>{YAML: running path in full, finished children released}</call_tree>",
     )(_call_tree)

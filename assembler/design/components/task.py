@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 
 from assembler.design.components.memory import prefetch_block
-from assembler.design.context import Context, ContractKind, OutputContract, format_time
+from assembler.design.context import (
+    Attachment,
+    Context,
+    ContractKind,
+    OutputContract,
+    format_time,
+)
 from assembler.design.layers import Layer
 from assembler.design.registry import Registry
 
@@ -36,9 +42,14 @@ def _in_frame(ctx: Context) -> bool:
     return ctx.frame is not None
 
 
+def _in_function(ctx: Context) -> bool:
+    # §4' item 1: "called inside an @agentic_function"; not at the top level
+    return ctx.frame is not None and ctx.frame.function is not None
+
+
 def _situation(ctx: Context) -> str:
     frame = ctx.frame
-    assert frame is not None
+    assert frame is not None and frame.function is not None
     lines = [f"You are running INSIDE the agentic function `{frame.function}`."]
     if frame.doc:
         lines.append(f"Job: {first_sentence(frame.doc)}")
@@ -55,8 +66,22 @@ def _situation(ctx: Context) -> str:
     return "<situation>\n" + "\n".join(lines) + "\n</situation>"
 
 
+def attachment_text(item: Attachment) -> str:
+    """One attachment as the model receives it after the input text."""
+    head = f'<attachment name="{item.name}" type="{item.media_type}"'
+    if item.text is not None:
+        return f"{head}>\n{item.text.strip()}\n</attachment>"
+    size = f' tokens="{item.tokens}"' if item.tokens is not None else ""
+    return f"{head}{size}/>"
+
+
 def _user_input(ctx: Context) -> str | None:
-    return ctx.frame.user_input if ctx.frame is not None else None
+    frame = ctx.frame
+    if frame is None:
+        return None
+    parts = [frame.user_input] if frame.user_input else []
+    parts += [attachment_text(a) for a in frame.attachments]
+    return "\n\n".join(parts)
 
 
 def _output_schema(ctx: Context) -> str:
@@ -77,8 +102,8 @@ def register_components(registry: Registry) -> None:
         Layer.L2,
         1,
         cacheable=False,
-        condition=_in_frame,
-        condition_text="the call runs inside an agentic function",
+        condition=_in_function,
+        condition_text="the call runs inside an agentic function (not at the top level)",
         template=(
             "<situation>\nYou are running INSIDE the agentic function `{fn_name}`.\n"
             "Job: {fn_doc}\nCall path: {call_path}\nPosition: {program_position}\n"
@@ -104,7 +129,7 @@ def register_components(registry: Registry) -> None:
         cacheable=False,
         condition=_in_frame,
         condition_text="always (inside a call)",
-        template="{this call's input}",
+        template='{this call\'s input}\n\n<attachment name="{file}" type="{media type}">…</attachment>',
     )(_user_input)
     add(
         "output_schema",
