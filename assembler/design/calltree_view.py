@@ -25,7 +25,7 @@ class TreeRow:
     error: str | None
     retry_of: int | None
     seen_by_model: bool  # False: the model's tree leaves this call out
-    why_unseen: str  # "", "failed", "abandoned", "inside a failed call", "hidden", "parallel"
+    why_unseen: str  # "", "failed", "abandoned", "inside a failed call" / "… an abandoned …", "hidden"
 
     @property
     def struck(self) -> bool:
@@ -65,7 +65,7 @@ def _rows(nodes: Sequence[CallNode], opts: TreeOptions, depth: int, inherited: s
         )
         inner = why
         if why in ("failed", "abandoned"):
-            inner = f"inside a {why} call"
+            inner = f"inside {'an' if why == 'abandoned' else 'a'} {why} call"
         elif why == "hidden":
             inner = ""  # a hidden call's children take its place in the model's tree
         yield from _rows(node.children, opts, depth + 1, inner)

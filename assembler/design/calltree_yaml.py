@@ -14,10 +14,10 @@ Failed and abandoned calls leave the tree with their whole subtree (reading
 appear in start order.
 
 With a budget (§5, "compress only when over budget") an over-long tree is
-folded in two stages: first the structure inside finished subtrees (a finished
-call keeps its key output, not its children), then the oldest finished calls,
-from the root down, become one ``{omitted_calls: N}`` line. The running path
-is never folded.
+folded: first the structure inside finished subtrees goes (a finished call
+keeps its key output, not its children), then, as far as still needed, the
+oldest finished calls nearest the root become one ``{omitted_calls: N}``
+line. The running path is never folded.
 
 Finished subtrees never change, so their text is memoized per node; a render
 costs the active path plus one string join per finished sibling.
@@ -150,10 +150,10 @@ class _Render:
     def __init__(self, options: TreeOptions, frame_fn: str | None, fold: int = 0) -> None:
         self.options = options
         self.frame_fn = frame_fn
-        #: 0 = no folding; 1 = finished subtrees keep no structure; 2 = also omit calls
+        #: 0 = no folding; 1 = finished subtrees keep no structure, oldest calls omitted
         self.fold = fold
-        #: call_id → how many of its oldest finished children to omit (fold 2)
-        self.omit: dict[int, int] = {}
+        #: call_id → index of its first child still shown (the ones before are omitted)
+        self.start: dict[int, int] = {}
         known = _last_options
         if known[0] is options:  # every step of a session renders with the same options
             self.oid, self.incremental = known[1], known[2] and not fold
@@ -279,18 +279,19 @@ class _Render:
 
     def children(self, node: CallNode, inner: int, out: list[str]) -> None:
         """Children one by one, in start order, under render_range and folding."""
-        kids = list(_flatten(node.children, self.options))
-        if not kids:
+        start = self.start.get(node.call_id, 0)
+        folded_away = sum(1 for k in node.children[:start] if not k.off_path) if start else 0
+        kids = list(_flatten(node.children[start:], self.options))
+        if not kids and not folded_away:
             return
         on_path = next((k for k in kids if k.status is Status.RUNNING and not k.detached), None)
         finished = [k for k in kids if k.status is Status.DONE]
         rng = self.options.range_of(self.frame_fn) if self.frame_fn else _UNLIMITED
         cap = rng.subcalls if on_path is None else (-1 if rng.callers is None else rng.callers)
         omitted = len(finished) - cap if 0 <= cap < len(finished) else 0
-        omitted = max(omitted, min(self.omit.get(node.call_id, 0), len(finished)))
         out.append(f"{' ' * inner}children:")
-        if omitted:
-            out.append(f"{' ' * (inner + 2)}- {{omitted_calls: {omitted}}}")
+        if folded_away + omitted:
+            out.append(f"{' ' * (inner + 2)}- {{omitted_calls: {folded_away + omitted}}}")
         skip = {id(k) for k in finished[:omitted]}
         mode = "folded" if self.fold else "released"
         for k in kids:
@@ -345,36 +346,55 @@ def _render(roots: Sequence[CallNode], render: _Render) -> str:
     return "\n".join(lines)
 
 
-def _path(roots: Sequence[CallNode], options: TreeOptions) -> list[CallNode]:
-    """The running calls of the frame's path, root first."""
-    path: list[CallNode] = []
-    level = [r for r in roots if not r.off_path]
-    while True:
-        node = next((k for k in level if k.status is Status.RUNNING and not k.detached), None)
-        if node is None:
-            return path
-        path.append(node)
-        level = list(_flatten(node.children, options))
+def _running_child(node: CallNode) -> CallNode | None:
+    for k in reversed(node.children):  # the path's child is almost always the last
+        if k.status is Status.RUNNING and not k.detached and not k.off_path:
+            return k
+    return None
 
 
-def _fold_omissions(roots: Sequence[CallNode], render: _Render, excess: int) -> dict[int, int]:
-    """How many of each running call's oldest finished children to omit, from the
-    root down, until ``excess`` estimated tokens are gone."""
-    omit: dict[int, int] = {}
-    for node in _path(roots, render.options):
-        if excess <= 0:
-            break
-        finished = [k for k in _flatten(node.children, render.options) if k.status is Status.DONE]
-        count = 0
-        for k in finished:
-            if excess <= 0:
+def _allot(roots: Sequence[CallNode], render: _Render, budget: int) -> dict[int, int]:
+    """Where each running call's shown children start, so the folded tree fits.
+
+    The running path is always shown. The rest of the budget goes to finished
+    calls, deepest level first and newest first, so the oldest work nearest the
+    root is omitted first. Costs the calls kept, not the calls made.
+    """
+    path: list[tuple[CallNode, int]] = []
+    level = next((r for r in roots if r.status is Status.RUNNING and not r.detached), None)
+    indent = 0
+    while level is not None:
+        path.append((level, indent))
+        level, indent = _running_child(level), indent + 4
+    # what is always shown: the tags, the running path's own lines, its "children:" lines
+    left = budget - estimate_tokens(OPEN_TAG + CLOSE_TAG) - 1
+    left -= sum(
+        estimate_tokens(render.running_header(n, i)) + estimate_tokens(" " * i + "  children:") + 2
+        for n, i in path
+    )
+    left -= sum(estimate_tokens(render.done(r, 0, "folded")) for r in roots if r.status is Status.DONE)
+    start: dict[int, int] = {}
+    for node, indent in reversed(path):
+        kids = node.children
+        first = len(kids)
+        omitted_line = estimate_tokens(" " * (indent + 4) + "- {omitted_calls: 00000}") + 1
+        left -= omitted_line  # reserved: given back if nothing is omitted here
+        for i in range(len(kids) - 1, -1, -1):
+            k = kids[i]
+            if k.off_path or k.status is Status.RUNNING:
+                first = i
+                continue
+            cost = estimate_tokens(render.done(k, indent + 4, "folded")) + 1
+            if cost > left:
+                left = 0
                 break
-            excess -= estimate_tokens(render.done(k, 0, "folded")) + 1
-            count += 1
-        if count:
-            omit[node.call_id] = count
-            excess += 8  # the {omitted_calls: N} line that replaces them
-    return omit
+            left -= cost
+            first = i
+        if first:
+            start[node.call_id] = first
+        elif left:
+            left += omitted_line
+    return start
 
 
 def render_call_tree(
@@ -391,12 +411,8 @@ def render_call_tree(
     budget = options.budget
     if budget is None or estimate_tokens(text) <= budget:
         return text
-    text = _render(roots, _Render(options, frame_function, fold=1))
-    excess = estimate_tokens(text) - budget
-    if excess <= 0:
-        return text
-    render = _Render(options, frame_function, fold=2)
-    render.omit = _fold_omissions(roots, render, excess)
+    render = _Render(options, frame_function, fold=1)
+    render.start = _allot(roots, render, budget)
     return _render(roots, render)
 
 
