@@ -25,6 +25,7 @@ from assembler.design.wire import BREAKPOINT_ANCHORS, DEFAULT_BREAKPOINTS, MAX_B
 
 BUILTIN_LAYOUTS = (
     "seed",
+    "seed-1h",
     "date-in-l0",
     "situation-first",
     "split-tree",
