@@ -235,7 +235,9 @@ def parse_layout(data: Any, source: str) -> Layout:
                 f"expected one of {', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>', found {anchor!r}",
             )
     budget = data.get("tree_budget")
-    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
+    if budget is not None and (
+        not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
+    ):
         raise LayoutError(
             source, "tree_budget", f"expected a positive number of tokens, found {budget!r}"
         )

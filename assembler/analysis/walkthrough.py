@@ -129,7 +129,9 @@ def date_lines(midnight: SessionAnalysis | None, name: str) -> list[str]:
         "invalidate everything after it. At the tail of L1, after breakpoint ③ and before the "
         "call tree, the rollover loses only the date and what follows it."
     ]
-    after = next((s for s in midnight.steps if s.label == "after-midnight"), None) if midnight else None
+    after = (
+        next((s for s in midnight.steps if s.label == "after-midnight"), None) if midnight else None
+    )
     if midnight is not None and after is not None:
         said = cache_sentence(after, midnight.ttl)
         lines.append(f"In `{name}`, at the first call after midnight: {said[0].lower()}{said[1:]}")

@@ -25,7 +25,9 @@ class TreeRow:
     error: str | None
     retry_of: int | None
     seen_by_model: bool  # False: the model's tree leaves this call out
-    why_unseen: str  # "", "failed", "abandoned", "inside a failed call" / "… an abandoned …", "hidden"
+    why_unseen: (
+        str  # "", "failed", "abandoned", "inside a failed call" / "… an abandoned …", "hidden"
+    )
 
     @property
     def struck(self) -> bool:
@@ -44,7 +46,9 @@ def off_path_calls(roots: Sequence[CallNode]) -> list[TreeRow]:
     return [r for r in tree_rows(roots) if r.why_unseen in ("failed", "abandoned")]
 
 
-def _rows(nodes: Sequence[CallNode], opts: TreeOptions, depth: int, inherited: str) -> Iterator[TreeRow]:
+def _rows(
+    nodes: Sequence[CallNode], opts: TreeOptions, depth: int, inherited: str
+) -> Iterator[TreeRow]:
     for node in nodes:
         why = inherited
         if not why and node.off_path:

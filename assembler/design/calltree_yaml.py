@@ -372,7 +372,9 @@ def _allot(roots: Sequence[CallNode], render: _Render, budget: int) -> dict[int,
         estimate_tokens(render.running_header(n, i)) + estimate_tokens(" " * i + "  children:") + 2
         for n, i in path
     )
-    left -= sum(estimate_tokens(render.done(r, 0, "folded")) for r in roots if r.status is Status.DONE)
+    left -= sum(
+        estimate_tokens(render.done(r, 0, "folded")) for r in roots if r.status is Status.DONE
+    )
     start: dict[int, int] = {}
     for node, indent in reversed(path):
         kids = node.children

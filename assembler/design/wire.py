@@ -170,9 +170,7 @@ class WireBuilder:
             if hit is not None and hit[1] == number and (hit[0] is text or hit[0] == text):
                 blocks.append(hit[2])
                 continue
-            block = WireBlock(
-                r.name, r.layer, r.placement, text, r.cacheable, number, tail=r.tail
-            )
+            block = WireBlock(r.name, r.layer, r.placement, text, r.cacheable, number, tail=r.tail)
             kept[r.name] = (text, number, block)
             blocks.append(block)
         return Wire(tuple(blocks))

@@ -32,7 +32,6 @@ from assembler.sessions.model import (
     ToolCall,
 )
 
-
 #: ``Step.function`` of an LLM call made outside any agentic function.
 TOP_LEVEL = "(top level)"
 

@@ -53,7 +53,9 @@ def test_every_learn_sentence_agrees_with_the_numbers_it_is_shown_for(
     for label, _, lines in points:
         for line in lines:
             # a computed line names its lifetime; the prose must hold under every lifetime
-            ttls = [t for t in research if line.startswith(f"With a {t} lifetime")] or list(research)
+            ttls = [t for t in research if line.startswith(f"With a {t} lifetime")] or list(
+                research
+            )
             for ttl in ttls:
                 step = by_label(research[ttl], label)
                 for sentence in sentences(line):

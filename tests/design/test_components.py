@@ -147,8 +147,9 @@ def test_situation_contract_forms(research_session: Session) -> None:
     }
     assert "parsed by the caller into a decision" in (texts[2] or "")
     assert "Your output is passed to `extract_framework` as its `surveys`." in (texts[4] or "")
-    assert "Your output becomes `notes/related-work.md`, the deliverable consumed by `writing`." in (
-        texts[7] or ""
+    assert (
+        "Your output becomes `notes/related-work.md`, the deliverable consumed by `writing`."
+        in (texts[7] or "")
     )
 
 

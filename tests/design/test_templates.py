@@ -9,7 +9,6 @@ The test fills the placeholders and compares with what the component renders.
 from __future__ import annotations
 
 import re
-
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -69,7 +68,9 @@ DESIGN_RULES = {
     "sms": "Plain text, ≤ {limit} chars, no formatting.",
 }
 # the §6 example's webui rule ("Format requirements: full Markdown …"), on its own line
-DESIGN_WEBUI_RULE = "full Markdown supported, code blocks collapsible, max message length unlimited."
+DESIGN_WEBUI_RULE = (
+    "full Markdown supported, code blocks collapsible, max message length unlimited."
+)
 
 # §6, where it alone shows the text
 DESIGN_TOOL_ENFORCEMENT = """<tool_enforcement>
@@ -88,7 +89,9 @@ DESIGN_IDENTITY = """<identity>
 You are {agent} (agent_id={agent_id}).
 {description}
 </identity>"""
-DESIGN_BINDINGS = "[session bindings: session_id={session_id}, model={model}, thinking={thinking}, cwd={cwd}]"
+DESIGN_BINDINGS = (
+    "[session bindings: session_id={session_id}, model={model}, thinking={thinking}, cwd={cwd}]"
+)
 DESIGN_SCHEMA = "[output schema: {schema}]"
 DESIGN_TIMESTAMP = "[timestamp: {time}]"
 
@@ -181,7 +184,9 @@ def test_model_guidance(ctx: Context, provider: str) -> None:
     c = replace(ctx, profile=replace(ctx.profile, provider=provider))
     extra = PROVIDER_GUIDANCE[provider]
     assert extra
-    assert text(c, "model_guidance") == fill(DESIGN_GUIDANCE, provider=provider, provider_extra=extra)
+    assert text(c, "model_guidance") == fill(
+        DESIGN_GUIDANCE, provider=provider, provider_extra=extra
+    )
 
 
 def test_model_guidance_is_empty_for_anthropic(ctx: Context) -> None:

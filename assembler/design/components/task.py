@@ -24,7 +24,9 @@ def contract_sentence(contract: OutputContract) -> str:
             "JSON object matching the menu below."
         )
     if contract.kind is ContractKind.ARTIFACT:
-        consumer = f", the deliverable consumed by `{contract.consumer}`" if contract.consumer else ""
+        consumer = (
+            f", the deliverable consumed by `{contract.consumer}`" if contract.consumer else ""
+        )
         return f"Your output becomes `{contract.artifact}`{consumer}."
     param = f" as its `{contract.param}`" if contract.param else ""
     return f"Your output is passed to `{contract.next_function}`{param}."
