@@ -12,7 +12,7 @@ from assembler.analysis.layouts import (
     builtin_layout,
     load_layout,
 )
-from assembler.analysis.pipeline import AssembledStep, SessionAssembler
+from assembler.analysis.pipeline import AssembledStep, SessionAssembler, call_tree_rows
 from assembler.design.assembly import Assembly, assemble
 from assembler.design.blocks import BlockRecord, BlockStatus
 from assembler.design.calltree import (
@@ -25,6 +25,7 @@ from assembler.design.calltree import (
     TreeOptions,
 )
 from assembler.design.calltree_builder import CallTreeBuilder
+from assembler.design.calltree_view import TreeRow, off_path_calls, tree_rows
 from assembler.design.calltree_yaml import render_call_tree
 from assembler.design.components import default_registry, register_builtins
 from assembler.design.context import (
@@ -156,6 +157,7 @@ __all__ = [
     "StepAnalysis",
     "Tool",
     "TreeOptions",
+    "TreeRow",
     "Usage",
     "Wire",
     "WireBlock",
@@ -168,6 +170,7 @@ __all__ = [
     "assemble",
     "build_wire",
     "builtin_layout",
+    "call_tree_rows",
     "compare",
     "compare_measured",
     "default_registry",
@@ -178,6 +181,7 @@ __all__ = [
     "lint_session",
     "load_layout",
     "load_session",
+    "off_path_calls",
     "parse_session",
     "recommend",
     "register_builtins",
@@ -186,4 +190,5 @@ __all__ = [
     "run_fleet",
     "to_anthropic",
     "to_openai",
+    "tree_rows",
 ]

@@ -208,3 +208,43 @@ def test_an_event_in_an_ambiguous_call_names_the_choices() -> None:
     )
     with pytest.raises(SessionError, match=r"several calls are running \(x, y\); tool.call"):
         replay(parse_session(text, "amb.yaml"))
+
+
+def test_attachments_are_read_counted_and_shown() -> None:
+    session = parse_session(
+        events(
+            '{type: llm, at: "2026-01-01T00:00:00Z", input: "Review it.", attachments: ['
+            '{name: notes.md, media_type: text/markdown, text: "Focus on timezones."},'
+            " {name: shot.png, media_type: image/png, tokens: 1150}]}",
+        ),
+        "attach.yaml",
+    )
+    assembler = SessionAssembler(session)
+    step = next(iter(assembler.steps()))
+    record = assembler.assemble(step).assembly.record("user_input")
+    assert record.text is not None
+    assert "Focus on timezones." in record.text and 'tokens="1150"' in record.text
+    a = __import__("assembler").analyze(session)
+    user = next(b for b in a.steps[0].blocks if b.name == "user_input")
+    assert user.tokens > 10  # the text attachment is counted with the input
+
+
+def test_an_unknown_attachment_field_is_refused() -> None:
+    text = events('{type: llm, at: "2026-01-01T00:00:00Z", attachments: [{name: a, size: 3}]}')
+    with pytest.raises(SessionError, match=r"attachments\[0\]"):
+        parse_session(text, "bad.yaml")
+
+
+def test_the_app_gets_the_whole_tree_of_a_step() -> None:
+    from assembler import call_tree_rows
+
+    rows = call_tree_rows(load_session(SAMPLE), 7)
+    assert [(r.function, r.struck, r.seen_by_model) for r in rows] == [
+        ("review", False, True),
+        ("scan_file", False, True),
+        ("scan_file", False, True),
+        ("run_linter", True, False),
+        ("run_linter", False, True),
+        ("draft_fix", True, False),
+        ("write_report", False, True),
+    ]
