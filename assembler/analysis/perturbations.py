@@ -120,7 +120,14 @@ def _tool_result(ctx: Context) -> Context | None:
         output='{"found": 1}',
     )
     use = ToolUse("probe_lookup", "probe", '{"found": 1}')
-    tree = _append_to_running(frame.tree, result, use)
+    roots = frame.tree
+    # the frame's own root: the running top-level call that is not a parallel stub
+    at = next(
+        (i for i, r in enumerate(roots) if r.status is Status.RUNNING and not r.detached), None
+    )
+    if at is None:
+        return None
+    tree = (*roots[:at], _append_to_running(roots[at], result, use), *roots[at + 1 :])
     return replace(ctx, frame=replace(frame, tree=tree))
 
 
@@ -166,7 +173,7 @@ def _tool_result_keys(ctx: Context) -> Context | None:
         ctx,
         frame=replace(
             frame,
-            tree=_reorder_tree(frame.tree),
+            tree=tuple(_reorder_tree(root) for root in frame.tree),
             output_schema=_reorder(frame.output_schema),
         ),
     )
