@@ -110,7 +110,7 @@ def _append_to_running(node: CallNode, child: CallNode, use: ToolUse) -> CallNod
 
 def _tool_result(ctx: Context) -> Context | None:
     frame = ctx.frame
-    if frame is None:
+    if frame is None or frame.tree is None:
         return None
     result = CallNode(
         call_id=-1,
@@ -120,14 +120,7 @@ def _tool_result(ctx: Context) -> Context | None:
         output='{"found": 1}',
     )
     use = ToolUse("probe_lookup", "probe", '{"found": 1}')
-    roots = frame.tree
-    # the frame's own root: the running top-level call that is not a parallel stub
-    at = next(
-        (i for i, r in enumerate(roots) if r.status is Status.RUNNING and not r.detached), None
-    )
-    if at is None:
-        return None
-    tree = (*roots[:at], _append_to_running(roots[at], result, use), *roots[at + 1 :])
+    tree = _append_to_running(frame.tree, result, use)
     return replace(ctx, frame=replace(frame, tree=tree))
 
 
@@ -167,13 +160,13 @@ def _reorder_tree(node: CallNode) -> CallNode:
 def _tool_result_keys(ctx: Context) -> Context | None:
     """The recorded tool results (JSON ones) serialised with another key order."""
     frame = ctx.frame
-    if frame is None:
+    if frame is None or frame.tree is None:
         return None
     return replace(
         ctx,
         frame=replace(
             frame,
-            tree=tuple(_reorder_tree(root) for root in frame.tree),
+            tree=_reorder_tree(frame.tree),
             output_schema=_reorder(frame.output_schema),
         ),
     )

@@ -15,6 +15,7 @@ from assembler.design.calltree import (
     CallNode,
     CallTreeError,
     LLMExchange,
+    Status,
     ToolUse,
     TreeOptions,
 )
@@ -55,7 +56,7 @@ class Step:
     def tree(self) -> tuple[CallNode, ...]:
         """Every top-level call as this step saw it, off-path calls included: what
         the recording holds, of which the model's tree shows the active path."""
-        return self.context.frame.tree if self.context.frame is not None else ()
+        return self.context.frame.top_level_calls() if self.context.frame is not None else ()
 
 
 def function_specs(session: Session) -> dict[str, FunctionSpec]:
@@ -172,11 +173,12 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
                 spec = specs.get(function, FunctionSpec()) if function else FunctionSpec()
                 # a hidden call leaves the call path as it leaves the tree (the frame stays)
                 shown = tuple(n for n in path[:-1] if not opts.hidden(n)) + path[-1:]
+                roots = builder.roots(call_id)
                 frame = Frame(
                     function=function,
                     doc=spec.doc,
                     call_path=shown,
-                    tree=builder.roots(call_id),
+                    tree=_own_root(roots),
                     options=opts,
                     position=event.position,
                     contract=event.contract,
@@ -184,6 +186,7 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
                     output_schema=event.output_schema,
                     memory_prefetch=event.memory_prefetch,
                     attachments=event.attachments,
+                    roots=roots if len(roots) > 1 else (),
                 )
                 yield Step(
                     number=number,
@@ -204,6 +207,14 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
             "the session has no LLM call; expected at least one event of type llm",
             field="events",
         )
+
+
+def _own_root(roots: tuple[CallNode, ...]) -> CallNode | None:
+    """The top-level call on the frame's path, else the latest one."""
+    running = [r for r in roots if r.status is Status.RUNNING and not r.detached]
+    if running:
+        return running[0]
+    return roots[-1] if roots else None
 
 
 def replay(session: Session, options: TreeOptions | None = None) -> list[Step]:

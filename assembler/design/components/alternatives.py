@@ -43,7 +43,7 @@ def _walk(node: CallNode, depth: int = 0) -> Iterator[tuple[CallNode, int]]:
 def _structure(ctx: Context) -> str:
     assert ctx.frame is not None
     lines = ["<call_structure>"]
-    for node, depth in (pair for root in ctx.frame.tree for pair in _walk(root)):
+    for node, depth in (pair for root in ctx.frame.top_level_calls() for pair in _walk(root)):
         lines.append(f"{'  ' * depth}- {name_scalar(node.function)} [{node.status.value}]")
     return "\n".join([*lines, "</call_structure>"])
 
@@ -51,7 +51,7 @@ def _structure(ctx: Context) -> str:
 def _io(ctx: Context) -> str | None:
     assert ctx.frame is not None
     lines = ["<call_io>"]
-    for node, _ in (pair for root in ctx.frame.tree for pair in _walk(root)):
+    for node, _ in (pair for root in ctx.frame.top_level_calls() for pair in _walk(root)):
         if node.input is None and node.output is None:
             continue
         lines.append(f"- function: {name_scalar(node.function)}")
@@ -70,7 +70,7 @@ ALTERNATIVES: dict[str, ContextComponent] = {
             layer=Layer.L1,
             order=100,
             build=_structure,
-            condition=lambda ctx: ctx.frame is not None and bool(ctx.frame.tree),
+            condition=lambda ctx: ctx.frame is not None and ctx.frame.tree is not None,
             placement=Placement.HISTORY,
             condition_text="the call runs inside an agentic function",
             template="<call_structure>- function [status] per node</call_structure>",
@@ -80,7 +80,7 @@ ALTERNATIVES: dict[str, ContextComponent] = {
             layer=Layer.L1,
             order=101,
             build=_io,
-            condition=lambda ctx: ctx.frame is not None and bool(ctx.frame.tree),
+            condition=lambda ctx: ctx.frame is not None and ctx.frame.tree is not None,
             placement=Placement.HISTORY,
             condition_text="the call runs inside an agentic function",
             template="<call_io>input/output of every call</call_io>",

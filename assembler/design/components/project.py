@@ -159,11 +159,11 @@ def _date_sentence(day: date) -> str:
 def _call_tree(ctx: Context) -> str:
     frame = ctx.frame
     assert frame is not None  # guarded by the condition
-    return render_call_tree(frame.tree, frame.options, frame.function)
+    return render_call_tree(frame.top_level_calls(), frame.options, frame.function)
 
 
 def _has_tree(ctx: Context) -> bool:
-    return ctx.frame is not None and bool(ctx.frame.tree)
+    return ctx.frame is not None and ctx.frame.tree is not None
 
 
 def register_components(registry: Registry) -> None:
