@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from assembler.analysis.walkthrough import header_sentence
 from ui import html, page, step
 from ui.sidebar import sidebar
 
@@ -67,17 +68,13 @@ def body() -> None:
         delta_color="green",
         delta_arrow="off",
     )
+    verdict = html.md(header_sentence(s, first=n == 1))
     if s.miss is not None:
-        st.warning(html.md(s.miss.sentence), icon=":material/link_off:")
+        st.warning(verdict, icon=":material/link_off:")
     elif n > 1:
-        st.success(
-            "No miss: the cache kept every cacheable block it could.", icon=":material/link:"
-        )
+        st.success(verdict, icon=":material/link:")
     else:
-        st.info(
-            "First step: nothing is cached yet, so the request writes the prefix.",
-            icon=":material/info:",
-        )
+        st.info(verdict, icon=":material/info:")
 
     left, right = st.columns([3, 2], gap="medium")
     with left:

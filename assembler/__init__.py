@@ -12,18 +12,20 @@ from assembler.analysis.layouts import (
     builtin_layout,
     load_layout,
 )
-from assembler.analysis.pipeline import AssembledStep, SessionAssembler
+from assembler.analysis.pipeline import AssembledStep, SessionAssembler, call_tree_rows
 from assembler.design.assembly import Assembly, assemble
 from assembler.design.blocks import BlockRecord, BlockStatus
 from assembler.design.calltree import (
     CallNode,
-    CallTreeBuilder,
     CallTreeError,
     Expose,
+    Outcome,
     RenderRange,
     Status,
     TreeOptions,
 )
+from assembler.design.calltree_builder import CallTreeBuilder
+from assembler.design.calltree_view import TreeRow, off_path_calls, tree_rows
 from assembler.design.calltree_yaml import render_call_tree
 from assembler.design.components import default_registry, register_builtins
 from assembler.design.context import (
@@ -139,6 +141,7 @@ __all__ = [
     "Memory",
     "MemoryState",
     "Miss",
+    "Outcome",
     "OutputContract",
     "Placement",
     "Profile",
@@ -158,6 +161,7 @@ __all__ = [
     "StepAnalysis",
     "Tool",
     "TreeOptions",
+    "TreeRow",
     "Usage",
     "Wire",
     "WireBlock",
@@ -170,6 +174,7 @@ __all__ = [
     "assemble",
     "build_wire",
     "builtin_layout",
+    "call_tree_rows",
     "compare",
     "compare_measured",
     "default_registry",
@@ -180,6 +185,7 @@ __all__ = [
     "lint_session",
     "load_layout",
     "load_session",
+    "off_path_calls",
     "parse_session",
     "recommend",
     "register_builtins",
@@ -189,4 +195,5 @@ __all__ = [
     "session_costs",
     "to_anthropic",
     "to_openai",
+    "tree_rows",
 ]

@@ -66,11 +66,19 @@ def _divergence(base: SessionAnalysis, head: SessionAnalysis) -> int | None:
 
 
 def _first_block_difference(b: StepAnalysis, h: StepAnalysis) -> BlockAnalysis | None:
+    """The first block the layouts lay out differently; else the first cached differently.
+
+    A block can be cached differently only because of what the head moved after it
+    (the date after breakpoint ③ is cached by ④ alone), so layout comes first.
+    """
     for i, hb in enumerate(h.blocks):
         if i >= len(b.blocks):
             return hb
         bb = b.blocks[i]
-        if (bb.name, bb.layer, bb.text) != (hb.name, hb.layer, hb.text) or bb.cache != hb.cache:
+        if (bb.name, bb.layer, bb.text) != (hb.name, hb.layer, hb.text):
+            return hb
+    for bb, hb in zip(b.blocks, h.blocks, strict=False):
+        if bb.cache != hb.cache:
             return hb
     return None
 

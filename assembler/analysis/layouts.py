@@ -2,8 +2,9 @@
 
 A layout file (YAML) may move a component to another layer, order or
 placement, disable one, add an alternative component, change ``expose`` /
-``render_range`` (default or per function), move the breakpoints and change
-the cache lifetime. Built-in layouts ship as files in ``assembler/layouts/``.
+``render_range`` (default or per function), give the call tree a token budget
+(``tree_budget``: "compress only when over budget", §5), move the breakpoints
+and change the cache lifetime. Built-in layouts ship as files in ``assembler/layouts/``.
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ from assembler.design.wire import BREAKPOINT_ANCHORS, DEFAULT_BREAKPOINTS, MAX_B
 
 BUILTIN_LAYOUTS = (
     "seed",
+    "seed-1h",
     "date-in-l0",
     "situation-first",
     "split-tree",
     "expose-full",
     "no-breakpoints",
+    "computer-use",
+    "tree-budget",
 )
 TTLS = ("5m", "1h")
 
@@ -61,6 +65,7 @@ class Layout:
     render_range: Mapping[str, RenderRange] = field(default_factory=dict)
     breakpoints: tuple[str, ...] = DEFAULT_BREAKPOINTS
     ttl: str | None = None
+    tree_budget: int | None = None
 
     def apply(self, registry: Registry) -> Registry:
         """A copy of ``registry`` rearranged by this layout."""
@@ -103,6 +108,7 @@ class Layout:
             expose=tuple(sorted(expose.items())),
             default_range=self.default_range or base.default_range,
             render_range=tuple(sorted(ranges.items())),
+            budget=self.tree_budget if self.tree_budget is not None else base.budget,
         )
 
 
@@ -129,7 +135,17 @@ def _range(raw: Any, source: str, where: str) -> RenderRange:
     return RenderRange(callers, subcalls)
 
 
-_KEYS = {"name", "description", "components", "add", "expose", "render_range", "breakpoints", "ttl"}
+_KEYS = {
+    "name",
+    "description",
+    "components",
+    "add",
+    "expose",
+    "render_range",
+    "tree_budget",
+    "breakpoints",
+    "ttl",
+}
 
 
 def parse_layout(data: Any, source: str) -> Layout:
@@ -218,6 +234,13 @@ def parse_layout(data: Any, source: str) -> Layout:
                 f"breakpoints[{i}]",
                 f"expected one of {', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>', found {anchor!r}",
             )
+    budget = data.get("tree_budget")
+    if budget is not None and (
+        not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
+    ):
+        raise LayoutError(
+            source, "tree_budget", f"expected a positive number of tokens, found {budget!r}"
+        )
     ttl = data.get("ttl")
     if ttl is not None and ttl not in TTLS:
         raise LayoutError(source, "ttl", f"expected one of {', '.join(TTLS)}, found {ttl!r}")
@@ -233,6 +256,7 @@ def parse_layout(data: Any, source: str) -> Layout:
         render_range=ranges,
         breakpoints=tuple(breakpoints),
         ttl=ttl,
+        tree_budget=budget,
     )
 
 

@@ -93,6 +93,9 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
                 f"{lost:,} tokens were sent uncached.",
             )
         index = d if d < len(x.blocks) else at_read
+        # A change after a breakpoint loses the whole segment back to it (e.g. the
+        # date between ③ and the tree), not only the part before the changed block.
+        lost = max(lost, min(kept, res.total) - res.read)
         return _changed(x, prev, index, lost, make)
     if d < len(x.blocks) and kept > common:
         lost = max(0, min(kept, res.total) - res.read)

@@ -110,7 +110,7 @@ def _append_to_running(node: CallNode, child: CallNode, use: ToolUse) -> CallNod
 
 def _tool_result(ctx: Context) -> Context | None:
     frame = ctx.frame
-    if frame is None:
+    if frame is None or frame.tree is None:
         return None
     result = CallNode(
         call_id=-1,
@@ -160,7 +160,7 @@ def _reorder_tree(node: CallNode) -> CallNode:
 def _tool_result_keys(ctx: Context) -> Context | None:
     """The recorded tool results (JSON ones) serialised with another key order."""
     frame = ctx.frame
-    if frame is None:
+    if frame is None or frame.tree is None:
         return None
     return replace(
         ctx,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from assembler.analysis.layouts import Layout, builtin_layout
 from assembler.design.assembly import Assembly, assemble
 from assembler.design.blocks import BlockRecord, BlockStatus
+from assembler.design.calltree_view import TreeRow, tree_rows
 from assembler.design.components import default_registry
 from assembler.design.registry import Registry
 from assembler.design.wire import Wire, WireBuilder
@@ -67,3 +68,16 @@ class SessionAssembler:
     def __iter__(self) -> Iterator[AssembledStep]:
         for step in self.steps():
             yield self.assemble(step)
+
+
+def call_tree_rows(session: Session, number: int, layout: Layout | None = None) -> list[TreeRow]:
+    """The whole recorded call tree at step ``number`` (1-based), for the inspector to draw.
+
+    Off-path calls are included and marked (``TreeRow.struck``: failed or abandoned, drawn
+    struck out; ``seen_by_model``: whether the model's ``<call_tree>`` shows the call).
+    """
+    steps = SessionAssembler(session, layout)
+    for step in steps.steps():
+        if step.number == number:
+            return tree_rows(step.tree, steps.options)
+    raise ValueError(f"step {number} is out of range for session {session.id!r}")

@@ -66,6 +66,7 @@ def _run(component: ContextComponent, ctx: Context) -> BlockRecord:
         component.cacheable,
         text,
         error,
+        component.tail and component.layer is Layer.L1,
     )
 
 

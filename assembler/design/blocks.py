@@ -27,6 +27,7 @@ class BlockRecord:
     cacheable: bool
     text: str | None = None
     error: str | None = None
+    tail: bool = False  # L1 tail content, after breakpoint ③ (see ContextComponent.tail)
 
     @property
     def section(self) -> str:

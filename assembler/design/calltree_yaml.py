@@ -9,6 +9,16 @@ Rules (seed-tables.md, "Released nodes"), for the default ``expose=io``:
 - every node inside a finished subtree is one flow-style line
   ``{function: NAME, status: done}``.
 
+Failed and abandoned calls leave the tree with their whole subtree (reading
+10); a running call beside the frame's path shows only that it runs. Calls
+appear in start order.
+
+With a budget (§5, "compress only when over budget") an over-long tree is
+folded: first the structure inside finished subtrees goes (a finished call
+keeps its key output, not its children), then, as far as still needed, the
+oldest finished calls nearest the root become one ``{omitted_calls: N}``
+line. The running path is never folded.
+
 Finished subtrees never change, so their text is memoized per node; a render
 costs the active path plus one string join per finished sibling.
 """
@@ -18,9 +28,9 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from assembler.design.calltree import CallNode, Expose, Status, TreeOptions
+from assembler.design.calltree import CallNode, Expose, RenderRange, Status, TreeOptions
 
 OPEN_TAG = "<call_tree>"
 CLOSE_TAG = "</call_tree>"
@@ -77,10 +87,23 @@ def field_lines(key: str, value: str, indent: int) -> list[str]:
     return [f"{pad}{key}: {quote(value)}"]
 
 
+#: The budget is in tokens, estimated from characters. Three characters a token
+#: over-counts English and YAML, so a folded tree stays under its budget when
+#: counted with a real tokenizer.
+CHARS_PER_TOKEN = 3
+
+
+def estimate_tokens(text: str) -> int:
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
 def _flatten(children: tuple[CallNode, ...], options: TreeOptions) -> Iterator[CallNode]:
-    """Children as shown: a hidden call leaves no node, its own children take its place."""
+    """Children as shown: a failed or abandoned call leaves with its subtree; a hidden
+    call leaves no node, its own children take its place."""
     for child in children:
-        if options.expose_of(child.function) is Expose.HIDDEN:
+        if child.off_path:
+            continue
+        if options.hidden(child.function):
             yield from _flatten(child.children, options)
         else:
             yield child
@@ -124,18 +147,23 @@ def _item(lines: list[str], indent: int) -> list[str]:
 class _Render:
     """One render: the options, their interned id (hashed once), the frame's function."""
 
-    def __init__(self, options: TreeOptions, frame_fn: str) -> None:
+    def __init__(self, options: TreeOptions, frame_fn: str | None, fold: int = 0) -> None:
         self.options = options
         self.frame_fn = frame_fn
+        #: 0 = no folding; 1 = finished subtrees keep no structure, oldest calls omitted
+        self.fold = fold
+        #: call_id → index of its first child still shown (the ones before are omitted)
+        self.start: dict[int, int] = {}
         known = _last_options
         if known[0] is options:  # every step of a session renders with the same options
-            self.oid, self.incremental = known[1], known[2]
+            self.oid, self.incremental = known[1], known[2] and not fold
             return
         self.oid = _OPTION_IDS.setdefault(options, len(_OPTION_IDS))
         self.incremental = options.default_expose is not Expose.HIDDEN and all(
             e is not Expose.HIDDEN for _, e in options.expose
         )
         _remember_options(options, self.oid, self.incremental)
+        self.incremental = self.incremental and not fold
 
     def done(self, node: CallNode, indent: int, mode: str) -> str:
         """A finished node: ``released`` (its parent runs), ``collapsed`` or ``kept`` (io shown)."""
@@ -159,10 +187,10 @@ class _Render:
             out = node.output if keep_io else node.shown_output
             if out is not None:
                 body += field_lines("output", out, inner)
-            if out is None or mode != "released":
+            if out is None or mode not in ("released", "folded"):
                 body.append(f"{' ' * inner}status: done")
             body += _extras(node, expose, inner)
-            kids = list(_flatten(node.children, options))
+            kids = list(_flatten(node.children, options)) if mode != "folded" else []
             if kids:
                 body.append(f"{' ' * inner}children:")
                 child_mode = "kept" if mode == "kept" else "collapsed"
@@ -171,20 +199,25 @@ class _Render:
         per_node[key] = text
         return text
 
-    def finished_children(self, node: CallNode, indent: int) -> str:
+    def finished_children(self, node: CallNode, indent: int) -> str | None:
         """The released children of a running node, extended from the last render.
 
-        Finished children are shared between snapshots and only ever appended,
-        so the text rendered for the first n of them is reused as is.
+        Finished children are shared between snapshots and never change, so the
+        text rendered for the first n of them is reused as is. None when a child
+        not yet rendered is off the path or runs beside it: the caller then
+        renders the children one by one.
         """
         kids = node.children
-        n = len(kids) - (1 if kids and kids[-1].status is Status.RUNNING else 0)
+        last_runs = bool(kids) and kids[-1].status is Status.RUNNING and not kids[-1].detached
+        n = len(kids) - (1 if last_runs else 0)
         key = (node.call_id, indent, self.oid)
         hit = _prefix.get(key)
         start, text = 0, ""
         if hit is not None and 0 < hit[0] <= n and kids[hit[0] - 1] is hit[1]:
             start, text = hit[0], hit[2]
         if start < n:
+            if any(k.off_path or k.status is Status.RUNNING for k in kids[start:n]):
+                return None
             new = "\n".join(self.done(k, indent, "released") for k in kids[start:n])
             text = f"{text}\n{new}" if text else new
             _prefix[key] = (n, kids[n - 1], text)
@@ -214,39 +247,65 @@ class _Render:
                 _headers.pop(next(iter(_headers)))
         return text
 
+    def stub(self, node: CallNode, indent: int) -> str:
+        """A call running beside the frame's path: that it runs, not what it does."""
+        inner = indent + 2
+        body = [f"{' ' * inner}function: {name_scalar(node.function)}"]
+        if node.input is not None:
+            body += field_lines("input", node.input, inner)
+        body.append(f"{' ' * inner}status: running")
+        return "\n".join(_item(body, indent))
+
     def running(self, node: CallNode, indent: int, out: list[str]) -> None:
-        options = self.options
         inner = indent + 2
         out.append(self.running_header(node, indent))
         last = node.children[-1] if node.children else None
-        rng = options.range_of(self.frame_fn)
-        running_child = last is not None and last.status is Status.RUNNING
+        rng = self.options.range_of(self.frame_fn) if self.frame_fn else _UNLIMITED
+        running_child = last is not None and last.status is Status.RUNNING and not last.detached
         cap = rng.subcalls if not running_child else (-1 if rng.callers is None else rng.callers)
         if self.incremental and cap < 0:
             if not node.children:
                 return
-            out.append(f"{' ' * inner}children:")
             text = self.finished_children(node, inner + 2)
-            if text:
-                out.append(text)
-            if running_child:
-                assert last is not None
-                self.running(last, inner + 2, out)
+            if text is not None:
+                out.append(f"{' ' * inner}children:")
+                if text:
+                    out.append(text)
+                if running_child:
+                    assert last is not None
+                    self.running(last, inner + 2, out)
+                return
+        self.children(node, inner, out)
+
+    def children(self, node: CallNode, inner: int, out: list[str]) -> None:
+        """Children one by one, in start order, under render_range and folding."""
+        start = self.start.get(node.call_id, 0)
+        folded_away = sum(1 for k in node.children[:start] if not k.off_path) if start else 0
+        kids = list(_flatten(node.children[start:], self.options))
+        if not kids and not folded_away:
             return
-        kids = list(_flatten(node.children, options))
-        running = kids.pop() if kids and kids[-1].status is Status.RUNNING else None
-        if 0 <= cap < len(kids):
-            omitted, kids = len(kids) - cap, (kids[len(kids) - cap :] if cap else [])
-        else:
-            omitted = 0
-        if not kids and running is None and not omitted:
-            return
+        on_path = next((k for k in kids if k.status is Status.RUNNING and not k.detached), None)
+        finished = [k for k in kids if k.status is Status.DONE]
+        rng = self.options.range_of(self.frame_fn) if self.frame_fn else _UNLIMITED
+        cap = rng.subcalls if on_path is None else (-1 if rng.callers is None else rng.callers)
+        omitted = len(finished) - cap if 0 <= cap < len(finished) else 0
         out.append(f"{' ' * inner}children:")
-        if omitted:
-            out.append(f"{' ' * (inner + 2)}- {{omitted_calls: {omitted}}}")
-        out.extend(self.done(k, inner + 2, "released") for k in kids)
-        if running is not None:
-            self.running(running, inner + 2, out)
+        if folded_away + omitted:
+            out.append(f"{' ' * (inner + 2)}- {{omitted_calls: {folded_away + omitted}}}")
+        skip = {id(k) for k in finished[:omitted]}
+        mode = "folded" if self.fold else "released"
+        for k in kids:
+            if id(k) in skip:
+                continue
+            if k.status is Status.DONE:
+                out.append(self.done(k, inner + 2, mode))
+            elif k is on_path:
+                self.running(k, inner + 2, out)
+            else:
+                out.append(self.stub(k, inner + 2))
+
+
+_UNLIMITED = RenderRange()
 
 
 _OPTION_IDS: dict[TreeOptions, int] = {}
@@ -269,18 +328,94 @@ def clear_caches() -> None:
     _headers.clear()
 
 
-def render_call_tree(root: CallNode, options: TreeOptions, frame_function: str) -> str:
-    """The ``<call_tree>`` block for a snapshot taken inside ``frame_function``."""
-    render = _Render(options, frame_function)
+def _render(roots: Sequence[CallNode], render: _Render) -> str:
     lines: list[str] = [OPEN_TAG]
-    if root.status is Status.RUNNING:
-        if options.expose_of(root.function) is Expose.HIDDEN:
+    mode = "folded" if render.fold else "released"
+    for root in roots:
+        if root.off_path:
+            continue
+        if render.options.hidden(root.function):
             raise ValueError(f"the root call {root.function!r} cannot be hidden")
-        render.running(root, 0, lines)
-    else:
-        lines.append(render.done(root, 0, "released"))
+        if root.status is Status.DONE:
+            lines.append(render.done(root, 0, mode))
+        elif root.detached:
+            lines.append(render.stub(root, 0))
+        else:
+            render.running(root, 0, lines)
     lines.append(CLOSE_TAG)
     return "\n".join(lines)
+
+
+def _running_child(node: CallNode) -> CallNode | None:
+    for k in reversed(node.children):  # the path's child is almost always the last
+        if k.status is Status.RUNNING and not k.detached and not k.off_path:
+            return k
+    return None
+
+
+def _allot(roots: Sequence[CallNode], render: _Render, budget: int) -> dict[int, int]:
+    """Where each running call's shown children start, so the folded tree fits.
+
+    The running path is always shown. The rest of the budget goes to finished
+    calls, deepest level first and newest first, so the oldest work nearest the
+    root is omitted first. Costs the calls kept, not the calls made.
+    """
+    path: list[tuple[CallNode, int]] = []
+    level = next((r for r in roots if r.status is Status.RUNNING and not r.detached), None)
+    indent = 0
+    while level is not None:
+        path.append((level, indent))
+        level, indent = _running_child(level), indent + 4
+    # what is always shown: the tags, the running path's own lines, its "children:" lines
+    left = budget - estimate_tokens(OPEN_TAG + CLOSE_TAG) - 1
+    left -= sum(
+        estimate_tokens(render.running_header(n, i)) + estimate_tokens(" " * i + "  children:") + 2
+        for n, i in path
+    )
+    left -= sum(
+        estimate_tokens(render.done(r, 0, "folded")) for r in roots if r.status is Status.DONE
+    )
+    start: dict[int, int] = {}
+    for node, indent in reversed(path):
+        kids = node.children
+        first = len(kids)
+        omitted_line = estimate_tokens(" " * (indent + 4) + "- {omitted_calls: 00000}") + 1
+        left -= omitted_line  # reserved: given back if nothing is omitted here
+        for i in range(len(kids) - 1, -1, -1):
+            k = kids[i]
+            if k.off_path or k.status is Status.RUNNING:
+                first = i
+                continue
+            cost = estimate_tokens(render.done(k, indent + 4, "folded")) + 1
+            if cost > left:
+                left = 0
+                break
+            left -= cost
+            first = i
+        if first:
+            start[node.call_id] = first
+        elif left:
+            left += omitted_line
+    return start
+
+
+def render_call_tree(
+    tree: CallNode | Sequence[CallNode], options: TreeOptions, frame_function: str | None
+) -> str:
+    """The ``<call_tree>`` block for a snapshot taken inside ``frame_function``.
+
+    ``tree`` is the root call, or every top-level call in start order.
+    ``frame_function`` None: an LLM call at the top level, which sees the whole
+    tree, fully visible (no render_range applies).
+    """
+    roots = (tree,) if isinstance(tree, CallNode) else tuple(tree)
+    text = _render(roots, _Render(options, frame_function))
+    budget = options.budget
+    if budget is None or estimate_tokens(text) <= budget:
+        return text
+    render = _Render(options, frame_function, fold=1)
+    render.start = _allot(roots, render, budget)
+    return _render(roots, render)
 
 
 def tree_yaml(block: str) -> str:

@@ -137,20 +137,58 @@ class OutputContract:
     param: str | None = None
 
 
+@dataclass(frozen=True)
+class Attachment:
+    """A file the user sent with this call's input (L2-3, "user input with attachments").
+
+    ``text`` is its content when it is text; for anything else (an image, a PDF
+    page) ``tokens`` is the size the provider charged for it, as recorded.
+    """
+
+    name: str
+    media_type: str = "text/plain"
+    text: str | None = None
+    tokens: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """The call in progress: where it sits and what it was given."""
+    """The call in progress: where it sits and what it was given.
 
-    function: str
+    ``function`` is None for an LLM call at the top level, outside any agentic
+    function (the design's conversation scenario, ``frame_entry_seq=None``):
+    no situation, and the whole tree is visible. ``tree`` is the root of the
+    frame's own path (at the top level: the latest top-level call, or None
+    before the first); ``roots`` holds every top-level call in start order when
+    there is more than one.
+    """
+
+    function: str | None
     doc: str
     call_path: tuple[str, ...]
-    tree: CallNode
+    tree: CallNode | None
     options: TreeOptions
     position: str | None = None
     contract: OutputContract | None = None
     user_input: str = ""
     output_schema: dict[str, Any] | None = None
     memory_prefetch: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+    roots: tuple[CallNode, ...] = ()
+
+    @property
+    def top_level(self) -> bool:
+        return self.function is None
+
+    def top_level_calls(self) -> tuple[CallNode, ...]:
+        """Every top-level call in start order, ``tree`` standing in for its own root
+        (so a frame whose ``tree`` was replaced renders the replacement)."""
+        tree = self.tree
+        if not self.roots:
+            return (tree,) if tree is not None else ()
+        if tree is None:
+            return self.roots
+        return tuple(tree if r.call_id == tree.call_id else r for r in self.roots)
 
 
 @dataclass(frozen=True, slots=True)

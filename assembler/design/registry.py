@@ -47,6 +47,9 @@ class ContextComponent:
     - ``profile_only`` promises that ``condition`` and ``build`` read nothing
       but ``ctx.profile``; the assembler then reuses the record for as long as
       the profile stays the same object (most steps of a session).
+    - ``tail`` marks L1 system content that changes on its own schedule (the
+      date): breakpoint ③ closes the project part *before* it, so a change in
+      the tail loses only the tail and what follows. Ignored outside L1.
     """
 
     name: str
@@ -60,6 +63,7 @@ class ContextComponent:
     condition_text: str = "always"
     template: str = ""
     profile_only: bool = False
+    tail: bool = False
 
     @property
     def where(self) -> Placement:
@@ -134,6 +138,7 @@ class Registry:
         condition_text: str = "always",
         template: str = "",
         profile_only: bool = False,
+        tail: bool = False,
     ) -> Callable[[Build], Build]:
         """Decorator form: ``@registry.component("x", "L1", 30)`` over a build function."""
 
@@ -151,6 +156,7 @@ class Registry:
                     condition_text=condition_text,
                     template=template,
                     profile_only=profile_only,
+                    tail=tail,
                 )
             )
             return build

@@ -1,9 +1,9 @@
 """The provider-neutral request and its renderings.
 
-Wire order: tools → system (L0 part, then L1 project part) → messages (the call
-tree, then the L2 blocks of the current user message). Breakpoints ①–④ sit
-after the tools, after the L0 part, after the L1 project part and after the
-call tree. What the model reads is the blocks' text, nothing else: no layer
+Wire order: tools → system (L0 part, then L1 project part, then the L1 tail:
+the date) → messages (the call tree, then the L2 blocks of the current user
+message). Breakpoints ①–④ sit after the tools, after the L0 part, after the L1
+project part (before the date) and after the call tree. What the model reads is the blocks' text, nothing else: no layer
 labels, no breakpoint markers.
 """
 
@@ -26,7 +26,8 @@ DEFAULT_BREAKPOINTS: tuple[str, ...] = ("tools", "system:L0", "system:L1", "hist
 BREAKPOINT_ANCHORS = {
     "tools": "after the last tools block",
     "system:L0": "after the L0 part of the system prompt",
-    "system:L1": "after the L1 project part of the system prompt",
+    "system:L1": "after the L1 project part of the system prompt (before the date)",
+    "system:L1:tail": "after the L1 tail of the system prompt (the date)",
     "history": "after the call tree at the end of the history",
 }
 MAX_BREAKPOINTS = 4
@@ -55,6 +56,7 @@ class WireBlock:
     breakpoint: int | None = None  # 1-based number of the breakpoint placed after this block
     declared_tokens: int | None = None  # size of content the recording lacks (no text to count)
     role: str = "user"
+    tail: bool = False  # L1 tail content: after breakpoint ③, not part of its segment
     section: str = field(init=False, default="")  # tools, system or messages
 
     def __post_init__(self) -> None:
@@ -91,7 +93,10 @@ def _anchor_key(block: WireBlock | BlockRecord) -> str | None:
     if block.placement is Placement.TOOLS:
         return "tools"
     if block.placement is Placement.SYSTEM:
-        return "system:L0" if block.layer is Layer.L0 else "system:L1"
+        if block.layer is Layer.L0:
+            return "system:L0"
+        # ③ closes the project part; the tail (the date) sits after it (reading 5)
+        return "system:L1:tail" if block.tail else "system:L1"
     if block.placement is Placement.HISTORY:
         return "history"
     return None
@@ -165,7 +170,7 @@ class WireBuilder:
             if hit is not None and hit[1] == number and (hit[0] is text or hit[0] == text):
                 blocks.append(hit[2])
                 continue
-            block = WireBlock(r.name, r.layer, r.placement, text, r.cacheable, number)
+            block = WireBlock(r.name, r.layer, r.placement, text, r.cacheable, number, tail=r.tail)
             kept[r.name] = (text, number, block)
             blocks.append(block)
         return Wire(tuple(blocks))

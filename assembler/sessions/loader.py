@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from assembler.design.calltree import Expose, RenderRange
+from assembler.design.calltree import Expose, Outcome, RenderRange
 from assembler.design.context import (
     Agent,
+    Attachment,
     Bindings,
     ContractKind,
     Environment,
@@ -215,6 +216,9 @@ def _event(
             dispatched_by=raw.get("dispatched_by"),
             doc=raw.get("doc"),
             expose=Expose(expose) if expose else None,
+            id=raw.get("id"),
+            parent=raw.get("parent"),
+            retry_of=raw.get("retry_of"),
         )
     if kind == "exit":
         return Exit(
@@ -222,6 +226,9 @@ def _event(
             function=raw["function"],
             output=raw.get("output"),
             key_output=raw.get("key_output"),
+            id=raw.get("id"),
+            outcome=Outcome(raw.get("outcome", "ok")),
+            error=raw.get("error"),
         )
     if kind == "llm":
         c = raw.get("contract")
@@ -253,9 +260,25 @@ def _event(
             ),
             diagnostic=diagnostic_from(raw.get("diagnostic")),
             ttl=raw.get("ttl"),
+            call=raw.get("call"),
+            attachments=tuple(
+                Attachment(
+                    name=a["name"],
+                    media_type=a.get("media_type", "text/plain"),
+                    text=a.get("text"),
+                    tokens=a.get("tokens"),
+                )
+                for a in raw.get("attachments", ())
+            ),
         )
     if kind == "tool":
-        return ToolCall(**base, name=raw["name"], input=raw.get("input"), output=raw.get("output"))
+        return ToolCall(
+            **base,
+            name=raw["name"],
+            input=raw.get("input"),
+            output=raw.get("output"),
+            call=raw.get("call"),
+        )
     state = raw.get("memory_state")
     return Change(
         **base,

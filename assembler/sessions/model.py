@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from assembler.design.calltree import Expose, RenderRange
+from assembler.design.calltree import Expose, Outcome, RenderRange
 from assembler.design.context import (
+    Attachment,
     MemoryState,
     OutputContract,
     Profile,
@@ -74,6 +75,9 @@ class Enter(Event):
     dispatched_by: str | None = None
     doc: str | None = None
     expose: Expose | None = None
+    id: str | None = None  # the recording's name for this call
+    parent: str | None = None  # the running call it starts in (parallel children)
+    retry_of: str | None = None  # the failed or abandoned call it retries
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,9 @@ class Exit(Event):
     function: str = ""
     output: str | None = None
     key_output: str | None = None
+    id: str | None = None
+    outcome: Outcome = Outcome.OK
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,8 @@ class LLMCall(Event):
     settings: RequestSettings | None = None
     diagnostic: ProviderDiagnostic | None = None
     ttl: str | None = None  # the lifetime of this request's cache writes, as billed
+    call: str | None = None  # the running call it is made in; none running: top level
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,6 +155,7 @@ class ToolCall(Event):
     name: str = ""
     input: str | None = None
     output: str | None = None
+    call: str | None = None
 
 
 @dataclass(frozen=True)

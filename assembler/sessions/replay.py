@@ -12,12 +12,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from assembler.design.calltree import (
-    CallTreeBuilder,
+    CallNode,
     CallTreeError,
     LLMExchange,
+    Status,
     ToolUse,
     TreeOptions,
 )
+from assembler.design.calltree_builder import CallTreeBuilder
 from assembler.design.context import Context, Frame, Memory, Profile
 from assembler.sessions.model import (
     Change,
@@ -31,17 +33,30 @@ from assembler.sessions.model import (
     ToolCall,
 )
 
+#: ``Step.function`` of an LLM call made outside any agentic function.
+TOP_LEVEL = "(top level)"
+
 
 @dataclass(frozen=True, slots=True)
 class Step:
     number: int  # 1-based
     label: str | None
-    function: str
+    function: str  # TOP_LEVEL for a call outside any agentic function
     call_path: tuple[str, ...]
     at: datetime
     depth: int
     context: Context
     call: LLMCall
+
+    @property
+    def top_level(self) -> bool:
+        return self.context.frame is not None and self.context.frame.function is None
+
+    @property
+    def tree(self) -> tuple[CallNode, ...]:
+        """Every top-level call as this step saw it, off-path calls included: what
+        the recording holds, of which the model's tree shows the active path."""
+        return self.context.frame.top_level_calls() if self.context.frame is not None else ()
 
 
 def function_specs(session: Session) -> dict[str, FunctionSpec]:
@@ -129,44 +144,61 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
         previous = event.at
         try:
             if isinstance(event, Enter):
-                builder.enter(event.function, event.input, event.dispatched_by)
+                builder.enter(
+                    event.function,
+                    event.input,
+                    event.dispatched_by,
+                    parent=event.parent,
+                    ref=event.id,
+                    retry_of=event.retry_of,
+                )
             elif isinstance(event, Exit):
-                builder.exit(event.function, event.output, event.key_output)
+                builder.exit(
+                    event.function,
+                    event.output,
+                    event.key_output,
+                    ref=event.id,
+                    outcome=event.outcome,
+                    error=event.error,
+                )
             elif isinstance(event, ToolCall):
-                builder.tool(ToolUse(event.name, event.input, event.output))
+                builder.tool(ToolUse(event.name, event.input, event.output), event.call)
             elif isinstance(event, Change):
                 profile = _apply(profile, event, src)
             elif isinstance(event, LLMCall):
-                function = builder.current
-                if function is None:
-                    raise CallTreeError(
-                        "an LLM call outside any agentic function; enter a function first"
-                    )
+                call_id = builder.running_ref(event.call, "llm.call")
+                path = builder.call_path(call_id) if call_id is not None else ()
+                function = path[-1] if path else None
                 number += 1
-                spec = specs.get(function, FunctionSpec())
+                spec = specs.get(function, FunctionSpec()) if function else FunctionSpec()
+                # a hidden call leaves the call path as it leaves the tree (the frame stays)
+                shown = tuple(n for n in path[:-1] if not opts.hidden(n)) + path[-1:]
+                roots = builder.roots(call_id)
                 frame = Frame(
                     function=function,
                     doc=spec.doc,
-                    call_path=builder.call_path(),
-                    tree=builder.snapshot(),
+                    call_path=shown,
+                    tree=_own_root(roots),
                     options=opts,
                     position=event.position,
                     contract=event.contract,
                     user_input=event.input,
                     output_schema=event.output_schema,
                     memory_prefetch=event.memory_prefetch,
+                    attachments=event.attachments,
+                    roots=roots if len(roots) > 1 else (),
                 )
                 yield Step(
                     number=number,
                     label=event.label,
-                    function=function,
-                    call_path=frame.call_path,
+                    function=function or TOP_LEVEL,
+                    call_path=shown,
                     at=event.at,
-                    depth=builder.depth,
+                    depth=builder.depth_of(call_id),
                     context=Context(profile=profile, now=event.at, frame=frame),
                     call=event,
                 )
-                builder.llm(LLMExchange(event.input, event.output))
+                builder.llm(LLMExchange(event.input, event.output), event.call)
         except CallTreeError as exc:
             raise fail(event, str(exc)) from None
     if number == 0:
@@ -175,6 +207,14 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
             "the session has no LLM call; expected at least one event of type llm",
             field="events",
         )
+
+
+def _own_root(roots: tuple[CallNode, ...]) -> CallNode | None:
+    """The top-level call on the frame's path, else the latest one."""
+    running = [r for r in roots if r.status is Status.RUNNING and not r.detached]
+    if running:
+        return running[0]
+    return roots[-1] if roots else None
 
 
 def replay(session: Session, options: TreeOptions | None = None) -> list[Step]:

@@ -82,8 +82,14 @@ def _assert_midnight(session: Session, index_of: Any) -> None:
     moved = analyze(session, builtin_layout("date-in-l0"))
     i = index_of(seed)
     s, m = seed.steps[i], moved.steps[i]
-    # seed: the date sits at the tail of L1, so tools + L0 stay cached
-    assert s.read == s.tokens["tools"] + s.tokens["L0"]
+    # seed: the date sits at the tail of L1, after breakpoint ③ (reading 5), so tools, L0
+    # and the whole L1 project part stay cached; only the date and what follows are written
+    names = [b.name for b in s.blocks]
+    date = names.index("current_date")
+    assert s.blocks[date - 1].breakpoint == 3
+    assert s.read == sum(b.tokens for b in s.blocks[:date])
+    assert s.write == sum(b.tokens for b in s.blocks[date:] if b.cache == "write")
+    assert {b.name for b in s.blocks if b.cache == "write"} == {"current_date", "call_tree"}
     assert s.miss is not None and s.miss.component == "current_date"
     assert s.miss.reason == "content changed" and "midnight" in s.miss.sentence
     # date-in-l0: the date is inside L0, so only the tools stay cached
@@ -159,7 +165,9 @@ def test_f_the_step_after_a_subtree_finishes_keeps_everything_before_it_cached(
     assert len(released) >= 3
     for i in released:
         s = anth.steps[i]
-        before = sum(b.tokens for b in s.blocks[: s.blocks.index(_tree(s))])
+        # everything through breakpoint ③; the date after it is written again with the tree
+        three = next(j for j, b in enumerate(s.blocks) if b.breakpoint == 3)
+        before = sum(b.tokens for b in s.blocks[: three + 1])
         assert s.read >= before, s.step
     # token-prefix caching keeps the unchanged head of the tree as well
     oa = analyze(research_session, provider="openai", model="gpt-5")

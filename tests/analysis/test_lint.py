@@ -62,7 +62,8 @@ def test_a_clock_planted_in_environment_is_an_error_with_its_fix() -> None:
 def test_the_session_id_in_bindings_costs_a_rewrite_per_session() -> None:
     report = lint_session(_session())
     bindings = next(c for c in report.components if c.name == "bindings")
-    assert bindings.changes == ("session-id",)
+    # the bindings line carries the working directory too (the design's §6 text)
+    assert bindings.changes == ("session-id", "cwd")
     assert bindings.severity == "cost"
     assert bindings.position == "sits before ③"
     assert "per session" in bindings.cost

@@ -127,7 +127,7 @@ def test_openai_order_within_a_layer_matches_brute_force() -> None:
     session = parse_session(
         yaml.safe_dump(_across_midnight(generate_session(10, 9))), "midnight.yaml"
     )
-    group = ("cwd", "bindings", "deferred_catalog", "current_date")
+    group = ("git_repo_flag", "bindings", "deferred_catalog", "current_date")
     seed = builtin_layout("seed")
     current = replace(seed, components={"current_date": ComponentMove(order=0)}, name="date-first")
     provider, model = "openai", "gpt-4o"

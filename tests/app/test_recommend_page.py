@@ -3,11 +3,28 @@ recommended layout to Compare and to the step view."""
 
 from __future__ import annotations
 
-from app_helpers import new_app
+from functools import cache
+
+from app_helpers import ROOT, new_app
 from streamlit.testing.v1 import AppTest
+
+from assembler.analysis.layouts import builtin_layout
+from assembler.analysis.recommend import Recommendation, recommend
+from assembler.sessions.loader import load_session
 
 PAGE = "pages/6_Recommend.py"
 MIDNIGHT = "coding_agent_midnight"
+
+
+@cache
+def _expected() -> Recommendation:
+    """What the library recommends for the sample: the page must show these numbers."""
+    session = load_session(ROOT / "sample_sessions" / f"{MIDNIGHT}.yaml")
+    return recommend([session], builtin_layout("seed"))
+
+
+def _money(usd: float) -> str:
+    return f"${usd:,.4f}"
 
 
 def _recommend_page(**query: str) -> AppTest:
@@ -28,9 +45,11 @@ def test_the_page_shows_the_lint_table_and_the_saving() -> None:
     assert date["across midnight"] == "changes" and date["every minute (clock)"] == ""
     assert table[table["component"] == "environment"].iloc[0]["verdict"] == "stable"
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Cost now"] == "$0.2098"
-    assert metrics["Cost recommended"] == "$0.1987"
-    assert metrics["Saving per month (1,000 sessions)"] == "$11.13"
+    rec = _expected()
+    assert rec.after_usd < rec.before_usd
+    assert metrics["Cost now"] == _money(rec.before_usd)
+    assert metrics["Cost recommended"] == _money(rec.after_usd)
+    assert metrics["Saving per month (1,000 sessions)"] == f"${rec.saving_per_month(1000):,.2f}"
     codes = [c.value for c in at.code]
     assert codes[0].startswith("name: seed") and codes[1].startswith("name: recommended")
     assert any("Breakpoints" in m.value for m in at.markdown)
@@ -45,7 +64,9 @@ def test_open_in_compare_puts_the_recommended_layout_on_the_head_side() -> None:
     assert at.selectbox(key="head_choice").value == "Edit in the page…"
     assert at.text_area(key="head_text_seed").value.rstrip() == text.rstrip()
     costs = {m.label: m.value for m in at.metric}
-    assert costs["Cost, base"] == "$0.2098" and costs["Cost, head"] == "$0.1987"
+    rec = _expected()
+    assert costs["Cost, base"] == _money(rec.before_usd)
+    assert costs["Cost, head"] == _money(rec.after_usd)
 
 
 def test_open_in_the_step_view_selects_the_recommended_layout() -> None:

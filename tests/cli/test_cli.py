@@ -11,8 +11,8 @@ SAMPLE = str(Path(__file__).parents[2] / "sample_sessions" / "research_agent.yam
 
 EXPECTED = {
     "L0": ["identity", "inline_prompt", "tool_enforcement", "model_guidance", "platform_format",
-           "computer_use", "skills_index", "tools", "memory_global", "environment"],
-    "L1": ["pi_shield", "workspace_files", "project_memory", "user_profile", "cwd",
+           "skills_index", "tools", "memory_global", "environment"],
+    "L1": ["pi_shield", "workspace_files", "project_memory", "user_profile",
            "git_repo_flag", "bindings", "deferred_catalog", "current_date", "call_tree"],
     "L2": ["situation", "memory_prefetch", "user_input", "output_schema", "timestamp"],
 }  # fmt: skip
@@ -41,7 +41,7 @@ def test_steps_json() -> None:
     assert len(rows) == 21
     assert rows[1] == {
         "step": 2,
-        "label": "①",
+        "label": "walk-1",
         "function": "_lit_decide",
         "call_path": ["research_agent", "_pick_stage", "literature", "_lit_decide"],
         "timestamp": "2026-06-24T14:31:12Z",

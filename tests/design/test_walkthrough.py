@@ -18,28 +18,28 @@ from assembler.sessions.replay import find_step
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 SAMPLE = Path(__file__).parents[2] / "sample_sessions" / "research_agent.yaml"
-LABELS = {"①": 1, "②": 2, "③": 3, "④": 4}
+LABELS = {"walk-1": 1, "walk-2": 2, "walk-3": 3, "walk-4": 4}
 
 # seed-tables.md, "Call path": the four example paths.
 CALL_PATHS = {
-    "①": "research_agent → _pick_stage → literature → _lit_decide",
-    "②": "research_agent → _pick_stage → literature → _lit_decide → seed_surveys",
-    "③": "research_agent → _pick_stage",
-    "④": "research_agent → _pick_stage → idea → generate_ideas → check_novelty",
+    "walk-1": "research_agent → _pick_stage → literature → _lit_decide",
+    "walk-2": "research_agent → _pick_stage → literature → _lit_decide → seed_surveys",
+    "walk-3": "research_agent → _pick_stage",
+    "walk-4": "research_agent → _pick_stage → idea → generate_ideas → check_novelty",
 }
 
 # The design's four call trees, reduced to structure: (depth, function, marker), where the
 # marker is "running", "output" (a key output kept) or "done" (a flow line in a finished subtree).
 STRUCTURE = {
-    "①": [(0, "research_agent", "running"), (1, "_pick_stage", "output"),
+    "walk-1": [(0, "research_agent", "running"), (1, "_pick_stage", "output"),
           (1, "literature", "running"), (2, "_lit_decide", "running")],
-    "②": [(0, "research_agent", "running"), (1, "_pick_stage", "output"),
+    "walk-2": [(0, "research_agent", "running"), (1, "_pick_stage", "output"),
           (1, "literature", "running"), (2, "_lit_decide", "output"),
           (2, "seed_surveys", "running")],
-    "③": [(0, "research_agent", "running"), (1, "_pick_stage", "output"),
+    "walk-3": [(0, "research_agent", "running"), (1, "_pick_stage", "output"),
           (1, "literature", "output"), (2, "_lit_decide", "done"), (2, "seed_surveys", "done"),
           (2, "extract_framework", "done"), (1, "_pick_stage", "running")],
-    "④": [(0, "research_agent", "running"), (1, "_pick_stage", "output"),
+    "walk-4": [(0, "research_agent", "running"), (1, "_pick_stage", "output"),
           (1, "literature", "output"), (2, "_lit_decide", "done"), (2, "seed_surveys", "done"),
           (2, "extract_framework", "done"), (1, "_pick_stage", "output"),
           (1, "idea", "running"), (2, "generate_ideas", "running"),
@@ -110,7 +110,7 @@ def test_no_layer_labels_or_breakpoint_wording(research_session: Session) -> Non
 
 def test_wire_goldens(research_session: Session) -> None:
     assembler = SessionAssembler(research_session)
-    step = find_step(list(assembler.steps()), "①")
+    step = find_step(list(assembler.steps()), "walk-1")
     wire = assembler.assemble(step).wire
     anthropic = to_anthropic(wire, "claude-sonnet-4-5")
     openai = to_openai(wire, "claude-sonnet-4-5", research_session.id)
@@ -122,9 +122,9 @@ def test_wire_goldens(research_session: Session) -> None:
 
 def test_anthropic_request_marks_the_four_breakpoints(research_session: Session) -> None:
     assembler = SessionAssembler(research_session)
-    wire = assembler.assemble(find_step(list(assembler.steps()), "④")).wire
+    wire = assembler.assemble(find_step(list(assembler.steps()), "walk-4")).wire
     marked = [(b.breakpoint, b.name) for b in wire.blocks if b.breakpoint]
-    assert marked == [(1, "tools"), (2, "environment"), (3, "current_date"), (4, "call_tree")]
+    assert marked == [(1, "tools"), (2, "environment"), (3, "deferred_catalog"), (4, "call_tree")]
     request = to_anthropic(wire, "claude-sonnet-4-5")
     dumped = json.dumps(request)
     assert dumped.count('"cache_control"') == 4
@@ -143,3 +143,16 @@ def test_date_sits_last_in_the_system_prompt(research_session: Session) -> None:
     system = wire.section("system")
     assert system[-1].name == "current_date"
     assert system[-1].text == "Today is Wednesday, June 24, 2026."
+
+
+def test_breakpoint_3_closes_the_project_part_before_the_date(research_session: Session) -> None:
+    """Reading 5: ③ after the project part, the date after ③ and before the call tree."""
+    assembler = SessionAssembler(research_session)
+    for step in list(assembler.steps())[:3]:
+        blocks = assembler.assemble(step).wire.blocks
+        names = [b.name for b in blocks]
+        three = next(i for i, b in enumerate(blocks) if b.breakpoint == 3)
+        date = names.index("current_date")
+        assert three < date < names.index("call_tree")
+        assert blocks[date].breakpoint is None
+        assert all(b.layer.value == "L1" for b in blocks[three + 1 : date + 1])

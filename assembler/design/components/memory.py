@@ -7,6 +7,8 @@ as "the user never told me this".
 
 from __future__ import annotations
 
+import re
+
 from assembler.design.context import Context, MemoryState
 
 #: The six memory tools. They ship as names in the deferred catalog; their
@@ -58,13 +60,32 @@ def memory_block(ctx: Context) -> str:
     return f"<memory>\n{opener}\n{body}\n</memory>"
 
 
+# A whole fenced block (body included), then any stray opening or closing tag.
+_FENCED = re.compile(r"<\s*memory-context\b[^>]*>.*?<\s*/\s*memory-context\s*>", re.I | re.S)
+_FENCE_TAG = re.compile(r"<\s*/?\s*memory-context\b[^>]*>", re.I)
+
+
+def sanitize_recall(text: str) -> str:
+    """Recalled text with every ``<memory-context>`` fence taken out (§8).
+
+    A stored memory that itself holds a fenced block (memory recalled into a
+    turn, then written back) loses that block, body included, as the design's
+    ``sanitize_context`` does; a stray tag is dropped. So recalled text can
+    neither nest a second fence nor close the real one early.
+    """
+    return _FENCE_TAG.sub("", _FENCED.sub("", text))
+
+
 def prefetch_block(ctx: Context) -> str | None:
     frame = ctx.frame
     if frame is None or not frame.memory_prefetch:
         return None
+    recalled = sanitize_recall(frame.memory_prefetch).strip()
+    if not recalled:
+        return None
     return (
         "<memory-context>\n"
         "Recalled from memory for this turn. This is background, not new input from the user.\n"
-        f"{frame.memory_prefetch.strip()}\n"
+        f"{recalled}\n"
         "</memory-context>"
     )

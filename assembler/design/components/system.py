@@ -12,12 +12,10 @@ from assembler.design.registry import Registry
 
 #: Per-provider extras under the shared execution-guidance skeleton. A provider
 #: feature adds its entry with :func:`add_model_guidance`.
-PROVIDER_GUIDANCE: dict[str, str] = {
-    "anthropic": (
-        "<parallel_tools>\n"
-        "- When several tool calls do not depend on each other, issue them together.\n"
-        "</parallel_tools>"
-    ),
+#: ``None`` registers a provider whose guidance is empty: Anthropic models
+#: support tool use natively, so the design (§6) gives them nothing here.
+PROVIDER_GUIDANCE: dict[str, str | None] = {
+    "anthropic": None,
     "openai": (
         "<call_format>\n"
         "- Make every tool call through the function-calling interface; a call written\n"
@@ -37,19 +35,24 @@ PROVIDER_GUIDANCE: dict[str, str] = {
     ),
 }
 
-#: Per-channel output rules; a channel feature adds its rule with :func:`add_channel_format`.
+#: The ``{limit}`` of the design's sms rule: one SMS segment.
+SMS_LIMIT = 160
+
+#: Per-channel output rules (``{format_rule}``); a channel feature adds its rule with
+#: :func:`add_channel_format`. telegram, discord, wechat and sms are the design's
+#: words (§4' item 6), webui is the §6 example's; cli and slack are ours.
 CHANNEL_FORMATS: dict[str, str] = {
-    "webui": "Full Markdown renders here: headings, tables, fenced code. No length limit.",
-    "cli": "A terminal renders your reply. Use plain text and fenced code; avoid tables wider than 100 columns.",
-    "telegram": "Write Markdown. Put code in fenced blocks. Keep each reply focused on one thing.",
-    "discord": "Write Markdown. Put code in fenced blocks. A message over 2,000 characters is split, so keep replies short.",
-    "slack": "Write Slack mrkdwn: *bold*, _italic_, `code` and fenced blocks. Slack shows no Markdown headings or tables.",
-    "wechat": "Plain text only: Markdown shows up as raw symbols here. Keep paragraphs short.",
-    "sms": "Plain text, at most 160 characters, no formatting of any kind.",
+    "webui": "Full Markdown supported, code blocks collapsible, max message length unlimited.",
+    "cli": "Plain text. Wrap code in fences. Keep lines under 100 columns.",
+    "telegram": "Use Markdown. Wrap code in fences. Keep replies focused.",
+    "discord": "Use Markdown. Wrap code in fences. Keep replies focused.",
+    "slack": "Use Slack mrkdwn: *bold*, _italic_, `code`. Wrap code in fences. No headings or tables.",
+    "wechat": "Plain text only — no Markdown. Short paragraphs.",
+    "sms": f"Plain text, ≤ {SMS_LIMIT} chars, no formatting.",
 }
 
 
-def add_model_guidance(provider: str, text: str) -> None:
+def add_model_guidance(provider: str, text: str | None) -> None:
     PROVIDER_GUIDANCE[provider] = text
 
 
@@ -73,51 +76,37 @@ def _inline_prompt(ctx: Context) -> str | None:
 def _tool_enforcement(ctx: Context) -> str:
     return (
         "<tool_enforcement>\n"
-        "When a task needs an action, make the tool call. Saying what you would do\n"
-        "is not doing it; report results only after the call has returned.\n"
+        "When you need to perform an action, use tool calls. Do not just\n"
+        "describe what you would do — actually do it.\n"
         "</tool_enforcement>"
     )
 
 
-def _model_guidance(ctx: Context) -> str:
-    extra = PROVIDER_GUIDANCE[ctx.profile.provider]
+def _model_guidance(ctx: Context) -> str | None:
+    provider = ctx.profile.provider
+    extra = PROVIDER_GUIDANCE[provider]
+    if extra is None:  # registered empty: native support (design §6)
+        return None
     return (
-        f"<execution_guidance>\n"
+        f"[Execution guidance ({provider})]\n"
         "<tool_use>\n"
-        "- Reach for a tool whenever it makes the answer more correct or better grounded,\n"
-        "  and keep going while one more call would clearly help.\n"
+        "- Use tools when they improve correctness or grounding; don't stop early when\n"
+        "  another call would materially help.\n"
         "</tool_use>\n"
         "<verify>\n"
-        "- Confirm preconditions before acting; check the result before calling a task done.\n"
-        "</verify>\n"
-        f"{extra}\n"
-        "</execution_guidance>"
+        "- Check prerequisites before acting; verify results before declaring done.\n"
+        "</verify>" + (f"\n{extra}" if extra else "")
     )
 
 
 def _platform_format(ctx: Context) -> str:
     channel = ctx.profile.channel
-    return f"<platform_format>\nChannel: {channel}\n{CHANNEL_FORMATS[channel]}\n</platform_format>"
-
-
-def _computer_use(ctx: Context) -> str:
-    return (
-        "<computer_use>\n"
-        "You can see and operate a desktop through the computer tools.\n"
-        "- Take a screenshot before each action and after it, and act on what the\n"
-        "  screenshot shows, not on what you expect.\n"
-        "- Prefer keyboard shortcuts to hunting for small targets with the pointer.\n"
-        "- Stop and ask before anything that sends, buys, deletes or signs in.\n"
-        "</computer_use>"
-    )
+    return f"[Output channel: {channel}]\n{CHANNEL_FORMATS[channel]}"
 
 
 def _skills_index(ctx: Context) -> str:
-    lines = [
-        f"- /{s.name.lstrip('/')}" + (f": {s.description}" if s.description else "")
-        for s in ctx.profile.skills
-    ]
-    return "<skills>\nSkills you can invoke by name:\n" + "\n".join(lines) + "\n</skills>"
+    names = ", ".join(f"/{s.name.lstrip('/')}" for s in ctx.profile.skills)
+    return f"<skills>\nAvailable skills: {names}\n</skills>"
 
 
 def _tools(ctx: Context) -> str:
@@ -129,7 +118,7 @@ def _tools(ctx: Context) -> str:
 
 def _environment(ctx: Context) -> str:
     env = ctx.profile.environment
-    lines = [f"- OS: {env.os} · Shell: {env.shell}", f"- Runtime: {env.backend}"]
+    lines = [f"- OS: {env.os}  ·  Shell: {env.shell}", f"- Runtime: {env.backend}"]
     if env.harness:
         where = f", which keeps its own state in {env.state_dir}" if env.state_dir else ""
         lines.append(
@@ -146,7 +135,7 @@ def register_components(registry: Registry) -> None:
         "identity",
         Layer.L0,
         1,
-        template="<identity>You are {agent} (agent_id={id}). {description}</identity>",
+        template="<identity>\nYou are {agent} (agent_id={id}).\n{description}\n</identity>",
     )(_identity)
     add(
         "inline_prompt",
@@ -160,15 +149,15 @@ def register_components(registry: Registry) -> None:
         "tool_enforcement",
         Layer.L0,
         3,
-        template="<tool_enforcement>act, don't describe</tool_enforcement>",
+        template="<tool_enforcement>When you need to perform an action, use tool calls. …</tool_enforcement>",
     )(_tool_enforcement)
     add(
         "model_guidance",
         Layer.L0,
         4,
         condition=lambda ctx: ctx.profile.provider in PROVIDER_GUIDANCE,
-        condition_text="the provider has guidance registered",
-        template="<execution_guidance><tool_use/><verify/>{provider extras}</execution_guidance>",
+        condition_text="the provider has guidance registered (Anthropic: empty, native support)",
+        template="[Execution guidance ({provider})]\n<tool_use>…</tool_use>\n<verify>…</verify>\n{provider_extra}",
     )(_model_guidance)
     add(
         "platform_format",
@@ -176,23 +165,15 @@ def register_components(registry: Registry) -> None:
         5,
         condition=lambda ctx: ctx.profile.channel in CHANNEL_FORMATS,
         condition_text="the channel has a format rule",
-        template="<platform_format>Channel: {channel}\\n{format rule}</platform_format>",
+        template="[Output channel: {channel}]\n{format_rule}",
     )(_platform_format)
-    add(
-        "computer_use",
-        Layer.L0,
-        6,
-        condition=lambda ctx: ctx.profile.computer_use,
-        condition_text="computer-use tools are enabled",
-        template="<computer_use>screenshot, act, verify</computer_use>",
-    )(_computer_use)
     add(
         "skills_index",
         Layer.L0,
         7,
         condition=lambda ctx: bool(ctx.profile.skills),
         condition_text="enabled skills exist",
-        template="<skills>- /{skill}: {description}</skills>",
+        template="<skills>\nAvailable skills: /{skill}, …\n</skills>",
     )(_skills_index)
     add(
         "tools",

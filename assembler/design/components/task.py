@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 
 from assembler.design.components.memory import prefetch_block
-from assembler.design.context import Context, ContractKind, OutputContract, format_time
+from assembler.design.context import (
+    Attachment,
+    Context,
+    ContractKind,
+    OutputContract,
+    format_time,
+)
 from assembler.design.layers import Layer
 from assembler.design.registry import Registry
 
@@ -14,11 +20,13 @@ def contract_sentence(contract: OutputContract) -> str:
     """The output contract in the three forms of design §4' item 2."""
     if contract.kind is ContractKind.DECISION:
         return (
-            "Your output will be parsed by the caller into a decision: emit exactly one"
-            " JSON object that matches the output schema."
+            "Your output will be parsed by the caller into a decision — emit exactly one\n"
+            "JSON object matching the menu below."
         )
     if contract.kind is ContractKind.ARTIFACT:
-        consumer = f", the deliverable `{contract.consumer}` consumes" if contract.consumer else ""
+        consumer = (
+            f", the deliverable consumed by `{contract.consumer}`" if contract.consumer else ""
+        )
         return f"Your output becomes `{contract.artifact}`{consumer}."
     param = f" as its `{contract.param}`" if contract.param else ""
     return f"Your output is passed to `{contract.next_function}`{param}."
@@ -36,9 +44,14 @@ def _in_frame(ctx: Context) -> bool:
     return ctx.frame is not None
 
 
+def _in_function(ctx: Context) -> bool:
+    # §4' item 1: "called inside an @agentic_function"; not at the top level
+    return ctx.frame is not None and ctx.frame.function is not None
+
+
 def _situation(ctx: Context) -> str:
     frame = ctx.frame
-    assert frame is not None
+    assert frame is not None and frame.function is not None
     lines = [f"You are running INSIDE the agentic function `{frame.function}`."]
     if frame.doc:
         lines.append(f"Job: {first_sentence(frame.doc)}")
@@ -49,20 +62,35 @@ def _situation(ctx: Context) -> str:
         lines.append(contract_sentence(frame.contract))
     lines += [
         "",
-        f"Your tool list may include `{frame.function}` itself. Do not call it: re-entering",
-        "the function you are inside recurses without end. Do the work with lower-level tools.",
+        f"The tool list may include `{frame.function}` itself — do NOT call it (re-entering",
+        "causes infinite recursion). Use lower-level tools to do the work directly.",
     ]
     return "<situation>\n" + "\n".join(lines) + "\n</situation>"
 
 
+def attachment_text(item: Attachment) -> str:
+    """One attachment as the model receives it after the input text."""
+    head = f'<attachment name="{item.name}" type="{item.media_type}"'
+    if item.text is not None:
+        return f"{head}>\n{item.text.strip()}\n</attachment>"
+    size = f' tokens="{item.tokens}"' if item.tokens is not None else ""
+    return f"{head}{size}/>"
+
+
 def _user_input(ctx: Context) -> str | None:
-    return ctx.frame.user_input if ctx.frame is not None else None
+    frame = ctx.frame
+    if frame is None:
+        return None
+    parts = [frame.user_input] if frame.user_input else []
+    parts += [attachment_text(a) for a in frame.attachments]
+    return "\n\n".join(parts)
 
 
 def _output_schema(ctx: Context) -> str:
     assert ctx.frame is not None and ctx.frame.output_schema is not None
-    schema = json.dumps(ctx.frame.output_schema, ensure_ascii=False, sort_keys=True)
-    return f"<output_schema>\n{schema}\n</output_schema>"
+    # the §6 example's one bracket line, keys in the recorded order
+    schema = json.dumps(ctx.frame.output_schema, ensure_ascii=False)
+    return f"[output schema: {schema}]"
 
 
 def _timestamp(ctx: Context) -> str:
@@ -76,11 +104,15 @@ def register_components(registry: Registry) -> None:
         Layer.L2,
         1,
         cacheable=False,
-        condition=_in_frame,
-        condition_text="the call runs inside an agentic function",
+        condition=_in_function,
+        condition_text="the call runs inside an agentic function (not at the top level)",
         template=(
-            "<situation>You are running INSIDE the agentic function `{fn}`. Job · Call path ·"
-            " Position · output contract · recursion warning</situation>"
+            "<situation>\nYou are running INSIDE the agentic function `{fn_name}`.\n"
+            "Job: {fn_doc}\nCall path: {call_path}\nPosition: {program_position}\n"
+            "Your output: {output_contract}\n\n"
+            "The tool list may include `{fn_name}` itself — do NOT call it (re-entering\n"
+            "causes infinite recursion). Use lower-level tools to do the work directly.\n"
+            "</situation>"
         ),
     )(_situation)
     add(
@@ -99,7 +131,7 @@ def register_components(registry: Registry) -> None:
         cacheable=False,
         condition=_in_frame,
         condition_text="always (inside a call)",
-        template="{this call's input}",
+        template='{this call\'s input}\n\n<attachment name="{file}" type="{media type}">…</attachment>',
     )(_user_input)
     add(
         "output_schema",
@@ -108,7 +140,7 @@ def register_components(registry: Registry) -> None:
         cacheable=False,
         condition=lambda ctx: ctx.frame is not None and ctx.frame.output_schema is not None,
         condition_text="this step requires an output format",
-        template="<output_schema>{JSON schema}</output_schema>",
+        template="[output schema: {JSON schema}]",
     )(_output_schema)
     add(
         "timestamp",
