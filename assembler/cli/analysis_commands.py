@@ -116,8 +116,9 @@ def human_analysis(a: SessionAnalysis) -> str:
     costs = session_costs(a)
     if costs.billed is not None:
         lines.append(
-            f"billed: {_money(costs.billed)} for the {costs.billed_steps} steps with usage"
-            f" (simulated {_money(costs.simulated_billed_steps)} for the same steps)"
+            f"billed: {_money(costs.billed)} for the {costs.billed_steps}"
+            f" step{'' if costs.billed_steps == 1 else 's'} with usage"
+            f" (simulated {_money(costs.simulated_billed_steps)} for the same)"
         )
     misses = [s for s in a.steps if s.miss is not None]
     if misses:
