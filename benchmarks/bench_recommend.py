@@ -8,7 +8,8 @@ each on a freshly parsed session with empty token memos:
 
 - analyze: one ``assembler.analysis.engine.analyze`` under the seed layout.
 - recommend: ``assembler.analysis.recommend.recommend`` from the seed layout: one trace per
-  arrangement tried, the breakpoint search for each lifetime, then ``analyze`` of the
+  arrangement and per candidate call-tree budget tried, the breakpoint search for each
+  lifetime and, on the winner, for a lifetime per breakpoint, then ``analyze`` of the
   current and the recommended layout to bill them as ``compare`` does.
 
 Prints both times and their ratio (the target is at most 10×). It measures and reports;

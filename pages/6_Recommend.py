@@ -81,6 +81,9 @@ def _recommend(sel: Selection) -> None:
     with right:
         st.caption("Recommended layout")
         st.code(text, language="yaml")
+        note = recommend_view.lifetime_note(r.recommended, sel.ttl)
+        if note:
+            st.caption(md(note))
         st.download_button(
             "Download recommended.yaml",
             text,

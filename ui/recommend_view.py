@@ -88,3 +88,14 @@ def open_in_step_view(text: str) -> None:
     st.session_state["sel_layout"] = SIDEBAR_UPLOAD
     st.session_state["uploaded_layout"] = (RECOMMENDED_FILE, text)
     st.switch_page("app.py")
+
+
+def lifetime_note(layout: Layout, sidebar_ttl: str | None) -> str | None:
+    """The recommended breakpoints' own lifetimes, and what the sidebar's lifetime still sets."""
+    if not layout.breakpoint_ttl:
+        return None
+    own = ", ".join(f"{ttl} {anchor}" for anchor, ttl in layout.breakpoint_ttl.items())
+    note = f"A lifetime per breakpoint ({own}): each write lives and is billed at its own rate."
+    if sidebar_ttl:
+        note += f" The sidebar's {sidebar_ttl} applies only to breakpoints without one."
+    return note

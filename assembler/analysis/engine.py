@@ -247,6 +247,7 @@ def _analyze(
             uncached=result.uncached,
             output=output,
             ttl=write_ttl,
+            write_1h=result.write_1h,
         )
         steps.append(
             StepAnalysis(

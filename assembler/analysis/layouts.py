@@ -4,7 +4,8 @@ A layout file (YAML) may move a component to another layer, order or
 placement, disable one, add an alternative component, change ``expose`` /
 ``render_range`` (default or per function), give the call tree a token budget
 (``tree_budget``: "compress only when over budget", §5), move the breakpoints
-and change the cache lifetime. Built-in layouts ship as files in ``assembler/layouts/``.
+and change the cache lifetime, for all of them (``ttl``) or per breakpoint
+(``{at: <anchor>, ttl: 1h}``, 1h ones ahead of 5m ones). Built-in layouts ship as files in ``assembler/layouts/``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class Layout:
     render_range: Mapping[str, RenderRange] = field(default_factory=dict)
     breakpoints: tuple[str, ...] = DEFAULT_BREAKPOINTS
     ttl: str | None = None
+    breakpoint_ttl: Mapping[str, str] = field(default_factory=dict)  # anchor → its own lifetime
     tree_budget: int | None = None
 
     def apply(self, registry: Registry) -> Registry:
@@ -148,6 +150,56 @@ _KEYS = {
 }
 
 
+def _breakpoints(
+    raw: list[Any], ttl: str | None, source: str
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """Anchors, and the lifetimes given per anchor. A breakpoint is an anchor or
+    ``{at: <anchor>, ttl: 5m|1h}``; listed in wire order, no 5m one may come
+    before a 1h one (the provider requires longer-lived entries first)."""
+    anchors: list[str] = []
+    own: dict[str, str] = {}
+    shorter: tuple[int, str, bool] | None = None  # the first 5m breakpoint; its lifetime its own?
+    for i, item in enumerate(raw):
+        where = f"breakpoints[{i}]"
+        anchor, life = item, None
+        if isinstance(item, dict):
+            extra = sorted(set(item) - {"at", "ttl"})
+            if extra or "at" not in item:
+                raise LayoutError(
+                    source, f"{where}.{extra[0]}" if extra else where, "expected at and ttl"
+                )
+            anchor, life = item["at"], item.get("ttl")
+            if life not in TTLS:
+                raise LayoutError(
+                    source, f"{where}.ttl", f"expected one of {', '.join(TTLS)}, found {life!r}"
+                )
+            where = f"{where}.at"
+        if not isinstance(anchor, str) or not (
+            anchor in BREAKPOINT_ANCHORS or anchor == "last" or anchor.startswith("after:")
+        ):
+            raise LayoutError(
+                source,
+                where,
+                f"expected one of {', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>',"
+                f" or a mapping with at and ttl, found {anchor!r}",
+            )
+        anchors.append(anchor)
+        if life is not None:
+            own[anchor] = life
+        effective = life or ttl or TTLS[0]
+        if effective == "1h" and shorter is not None:
+            field = f"breakpoints[{shorter[0] if shorter[2] or not life else i}].ttl"
+            raise LayoutError(
+                source,
+                field,
+                f"a 1h breakpoint ({anchor}) after a 5m one (breakpoints[{shorter[0]}],"
+                f" {shorter[1]}); expected 1h breakpoints first, 5m ones after them",
+            )
+        if effective == "5m" and shorter is None:
+            shorter = (i, anchor, life is not None)
+    return tuple(anchors), own
+
+
 def parse_layout(data: Any, source: str) -> Layout:
     if not isinstance(data, dict):
         raise LayoutError(source, "(document)", "expected a mapping")
@@ -225,15 +277,10 @@ def parse_layout(data: Any, source: str) -> Layout:
         raise LayoutError(
             source, "breakpoints", f"expected a list of at most {MAX_BREAKPOINTS} anchors"
         )
-    for i, anchor in enumerate(breakpoints):
-        if not isinstance(anchor, str) or not (
-            anchor in BREAKPOINT_ANCHORS or anchor == "last" or anchor.startswith("after:")
-        ):
-            raise LayoutError(
-                source,
-                f"breakpoints[{i}]",
-                f"expected one of {', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>', found {anchor!r}",
-            )
+    ttl = data.get("ttl")
+    if ttl is not None and ttl not in TTLS:
+        raise LayoutError(source, "ttl", f"expected one of {', '.join(TTLS)}, found {ttl!r}")
+    anchors, own = _breakpoints(breakpoints, ttl, source)
     budget = data.get("tree_budget")
     if budget is not None and (
         not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
@@ -241,9 +288,6 @@ def parse_layout(data: Any, source: str) -> Layout:
         raise LayoutError(
             source, "tree_budget", f"expected a positive number of tokens, found {budget!r}"
         )
-    ttl = data.get("ttl")
-    if ttl is not None and ttl not in TTLS:
-        raise LayoutError(source, "ttl", f"expected one of {', '.join(TTLS)}, found {ttl!r}")
     return Layout(
         name=name,
         description=str(data.get("description", "")),
@@ -254,8 +298,9 @@ def parse_layout(data: Any, source: str) -> Layout:
         expose=expose,
         default_range=default_range,
         render_range=ranges,
-        breakpoints=tuple(breakpoints),
+        breakpoints=anchors,
         ttl=ttl,
+        breakpoint_ttl=own,
         tree_budget=budget,
     )
 

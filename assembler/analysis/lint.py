@@ -221,7 +221,7 @@ def lint_session(
     wire: Wire | None = None
     for step in _probe_steps(assembled):
         base = assemble(assembler.registry, step.context)
-        wire = build_wire(base, layout.breakpoints)
+        wire = build_wire(base, layout.breakpoints, layout.breakpoint_ttl)
         for name, place in _places(wire, count).items():
             # the latest probe has the longest tree: the largest share at risk
             places[name] = place

@@ -52,7 +52,7 @@ class SessionAssembler:
         self.layout = layout or builtin_layout("seed")
         self.registry = self.layout.apply(registry if registry is not None else default_registry())
         self.options = self.layout.tree_options(tree_options(session))
-        self.wire_builder = WireBuilder(self.layout.breakpoints)
+        self.wire_builder = WireBuilder(self.layout.breakpoints, self.layout.breakpoint_ttl)
 
     def steps(self) -> Iterator[Step]:
         return iter_steps(self.session, self.options)

@@ -3,11 +3,13 @@
 Arrangements first: the current one, each layer's components in order of how
 often their text changed (more stable first, design §3), and components that
 change within a session moved to the tail of L1's project part (never into L2
-ahead of the call tree). For Anthropic each arrangement gets the cheapest
-breakpoint set and lifetime (:mod:`breakpoint_search`); token-prefix caches
-have no breakpoints, so their arrangements are billed as they are. The winner is
-billed again by :func:`analyze`, exactly as ``compare`` bills it; if it is not
-cheaper than the current layout, the current layout stands.
+ahead of the call tree); then the cheapest of them with a few call-tree budgets
+taken from the sessions' own tree sizes. For Anthropic each candidate gets the
+cheapest breakpoint set and lifetime (:mod:`breakpoint_search`), and the winner
+a lifetime per breakpoint where that bills less (:mod:`mixed_lifetimes`);
+token-prefix caches have no breakpoints, so their candidates are billed as
+they are. The winner is billed again by :func:`analyze`, exactly as ``compare``
+bills it; if it is not cheaper than the current layout, the current layout stands.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from assembler.analysis.layouts import TTLS, ComponentMove, Layout
 from assembler.analysis.mixed_lifetimes import search_mixed
 from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.recommend_text import (
+    Marks,
     arrangement_sentences,
     breakpoint_sentences,
+    budget_sentence,
     keep_alive_sentence,
     mixed_sentence,
     ttl_sentence,
@@ -127,6 +131,33 @@ def arrangements(
     return out
 
 
+@dataclass(frozen=True)
+class _Option:
+    usd: float
+    read: float  # tokens read (Anthropic) or the hit ratio (billed by analyze)
+    arrangement: Layout
+    moves: dict[str, ComponentMove]
+    choice: Choice | None
+    trace: Trace
+
+    def better(self, other: _Option | None) -> bool:
+        return other is None or (self.usd, -self.read) < (other.usd, -other.read)
+
+
+def budget_candidates(sizes: Sequence[int], current: int | None) -> list[int]:
+    """A few call-tree budgets from the trees' own sizes: the median and the 90th
+    percentile, in hundreds, each below the largest tree (a budget above it folds nothing)."""
+    real = sorted(s for s in sizes if s > 0)
+    if not real:
+        return []
+    out: list[int] = []
+    for q in (0.5, 0.9):
+        budget = real[int(q * (len(real) - 1))] // 100 * 100
+        if 0 < budget < real[-1] and budget != current and budget not in out:
+            out.append(budget)
+    return out
+
+
 def recommend(
     sessions: Sequence[Session],
     current: Layout,
@@ -146,55 +177,82 @@ def recommend(
             "a layout changes nothing in it (run lint for its volatile blocks)"
         )
     base_trace, facts = build_trace(sessions, current, prov, mdl)
-    best: tuple[float, float, Layout, dict[str, ComponentMove], Choice | None, Trace] | None = None
     nodes = 0
     limit = int(rules()["anthropic"]["max_breakpoints"]["value"])
-    for arrangement, moves in arrangements(current, first, facts):
-        trace = base_trace if not moves else build_trace(sessions, arrangement, prov, mdl)[0]
-        if prov == "anthropic":
-            for ttl in TTLS:
-                option = search(trace, ttl, limit)
-                nodes += option.nodes
-                if best is None or (option.usd, -option.read) < (best[0], -best[1]):
-                    best = (option.usd, option.read, arrangement, moves, option, trace)
-        else:
+
+    def options(arrangement: Layout, moves: dict[str, ComponentMove], trace: Trace) -> _Option:
+        nonlocal nodes
+        if prov != "anthropic":
             usd, hit = _bill(sessions, arrangement, prov, mdl)
-            if best is None or (usd, -hit) < (best[0], -best[1]):
-                best = (usd, hit, arrangement, moves, None, trace)
+            return _Option(usd, hit, arrangement, moves, None, trace)
+        best: _Option | None = None
+        for ttl in TTLS:
+            found = search(trace, ttl, limit)
+            nodes += found.nodes
+            option = _Option(found.usd, found.read, arrangement, moves, found, trace)
+            best = option if option.better(best) else best
+        assert best is not None
+        return best
+
+    best: _Option | None = None
+    for arrangement, moves in arrangements(current, first, facts):
+        fresh = moves and prov == "anthropic"
+        trace = build_trace(sessions, arrangement, prov, mdl)[0] if fresh else base_trace
+        option = options(arrangement, moves, trace)
+        best = option if option.better(best) else best
     assert best is not None
-    _, _, arrangement, moves, found, trace = best
+    unbudgeted = best
+    for budget in budget_candidates(facts.tree_sizes, current.tree_budget):
+        folded = replace(unbudgeted.arrangement, tree_budget=budget)
+        trace = build_trace(sessions, folded, prov, mdl)[0] if prov == "anthropic" else base_trace
+        option = options(folded, unbudgeted.moves, trace)
+        best = option if option.better(best) else best
+    arrangement, moves, found, trace = best.arrangement, best.moves, best.choice, best.trace
     head = replace(
         arrangement, name="recommended", description="The cheapest layout found for these sessions."
     )
+    marks: Marks = ()
+    mixed = None  # a lifetime per breakpoint, when it bills less than one for all
     if found is not None:
+        marks = tuple((n, found.ttl) for n in found.breakpoints)
+        per_mark = search_mixed(trace, limit)
+        if per_mark.usd < found.usd - 1e-9:
+            mixed, marks = per_mark, per_mark.marks
         head = replace(
-            head, breakpoints=tuple(f"after:{n}" for n in found.breakpoints), ttl=found.ttl
+            head,
+            breakpoints=tuple(f"after:{n}" for n, _ in marks),
+            ttl=found.ttl if mixed is None else None,
+            breakpoint_ttl={} if mixed is None else {f"after:{n}": t for n, t in marks},
         )
     before = _bill(sessions, current, prov, mdl)
     after = _bill(sessions, head, prov, mdl)
     changes: list[str] = []
-    choice: Choice | None = found
     if (after[0], -after[1]) >= (before[0], -before[1]):
         head = replace(
             current,
             name="recommended",
             description="The current layout is already the cheapest found.",
         )
-        after, moves, choice = before, {}, None
+        after, moves, found, marks, mixed = before, {}, None, (), None
         changes.append(
-            "No change to the layout: no arrangement, breakpoint set or single lifetime"
-            " the design allows bills less on these sessions."
+            "No change to the layout: no arrangement, breakpoint set, lifetime or call-tree"
+            " budget the design allows bills less on these sessions."
         )
     changes += arrangement_sentences(moves, facts, trace.steps)
-    if choice is not None:
-        changes += breakpoint_sentences(current, choice, trace)
-        changes.append(ttl_sentence(choice.ttl, facts.gaps, lifetimes()))
+    if head.tree_budget is not None and head.tree_budget != current.tree_budget:
+        changes.append(
+            budget_sentence(head.tree_budget, facts.tree_sizes, best.usd, unbudgeted.usd)
+        )
     if found is not None:
-        mixed = search_mixed(trace, limit)
-        if mixed.usd < found.usd - 1e-9:
-            changes.append(mixed_sentence(mixed, found.usd))
-    if found is not None:
-        keep = keep_alive_sentence(trace, found, facts.gaps, lifetimes())
+        changes += breakpoint_sentences(current, marks, trace)
+        if mixed is not None:
+            changes.append(mixed_sentence(mixed, found.usd, facts.gaps, lifetimes()))
+        else:
+            changes.append(ttl_sentence(found.ttl, facts.gaps, lifetimes()))
+    if marks:
+        keep = keep_alive_sentence(trace, marks, facts.gaps, lifetimes())
+    elif prov == "anthropic":
+        keep = "Keep-alive: no breakpoint, nothing to keep alive."
     else:
         keep = "Keep-alive: this provider's cache has no breakpoints to keep alive."
     return Recommendation(

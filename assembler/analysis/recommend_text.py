@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from assembler.analysis.breakpoint_search import Choice, Trace
+from assembler.analysis.breakpoint_search import Floats, Trace
 from assembler.analysis.layouts import ComponentMove, Layout
 from assembler.analysis.mixed_lifetimes import MixedChoice
 from assembler.analysis.recommend_trace import FOREVER, StepFacts
@@ -38,28 +38,39 @@ def arrangement_sentences(
     return out
 
 
-def _reads(trace: Trace, choice: Choice) -> dict[str, tuple[int, float]]:
-    """Per chosen boundary: calls on which it was the longest read, and tokens read there."""
+Marks = tuple[tuple[str, str], ...]  # (boundary, lifetime) in wire order
+
+
+def _read_matrix(trace: Trace, marks: Marks, kind: str | None = None) -> Floats:
+    """Per mark and request: the prefix it reads (its own lifetime, or ``kind``), else 0."""
     index = {n: i for i, n in enumerate(trace.names)}
-    chosen = [index[n] for n in choice.breakpoints]
-    alive = trace.alive[choice.ttl]
-    read = np.where(alive[chosen], trace.cum[chosen], 0.0) if chosen else np.zeros((0, trace.steps))
+    if not marks:
+        return np.zeros((0, trace.steps))
+    rows = [
+        np.where(trace.alive[kind or ttl][index[n]], trace.cum[index[n]], 0.0) for n, ttl in marks
+    ]
+    return np.array(rows)
+
+
+def _reads(trace: Trace, marks: Marks) -> dict[str, tuple[int, float]]:
+    """Per chosen boundary: calls on which it was the longest read, and tokens read there."""
+    read = _read_matrix(trace, marks)
     out: dict[str, tuple[int, float]] = {}
-    if not chosen:
+    if not marks:
         return out
     longest = read.argmax(axis=0)
     any_read = read.max(axis=0) > 0
-    for k, name in enumerate(choice.breakpoints):
+    for k, (name, _) in enumerate(marks):
         mine = any_read & (longest == k)
         out[name] = (int(mine.sum()), float(read[k][mine].sum()))
     return out
 
 
-def breakpoint_sentences(current: Layout, choice: Choice, trace: Trace) -> list[str]:
+def breakpoint_sentences(current: Layout, marks: Marks, trace: Trace) -> list[str]:
     before = ", ".join(current.breakpoints) or "none"
-    after = ", ".join(f"after:{n}" for n in choice.breakpoints) or "none"
-    out = [f"Breakpoints {before} → {after} ({len(choice.breakpoints)} of at most 4)."]
-    for name, (calls, tokens) in _reads(trace, choice).items():
+    after = ", ".join(f"after:{n}" for n, _ in marks) or "none"
+    out = [f"Breakpoints {before} → {after} ({len(marks)} of at most 4)."]
+    for name, (calls, tokens) in _reads(trace, marks).items():
         if calls:
             out.append(
                 f"Breakpoint after {name}: the longest read on {calls} of {trace.steps} calls"
@@ -71,6 +82,17 @@ def breakpoint_sentences(current: Layout, choice: Choice, trace: Trace) -> list[
                 " the next call reads through the lookback."
             )
     return out
+
+
+def budget_sentence(budget: int, sizes: Sequence[int], usd: float, without: float) -> str:
+    over = sum(s > budget for s in sizes)
+    return (
+        f"tree_budget {budget:,}: the call tree is over it on {over} of {len(sizes)} calls"
+        f" (largest ≈ {max(sizes, default=0):,} tokens), and folding it there bills"
+        f" ${usd:.4f} instead of ${without:.4f}. This changes what the model sees: past the"
+        " budget, finished subtrees lose their structure and the oldest finished calls are"
+        " counted, not shown."
+    )
 
 
 def _gap_counts(gaps: Sequence[float], seconds: Mapping[str, float]) -> tuple[int, int, int]:
@@ -93,49 +115,71 @@ def ttl_sentence(ttl: str, gaps: Sequence[float], seconds: Mapping[str, float]) 
     )
 
 
-def mixed_sentence(mixed: MixedChoice, uniform_usd: float) -> str:
-    marks = ", ".join(f"{ttl} after {name}" for name, ttl in mixed.marks)
+def mixed_sentence(
+    mixed: MixedChoice, uniform_usd: float, gaps: Sequence[float], seconds: Mapping[str, float]
+) -> str:
+    n, _, middle = _gap_counts(gaps, seconds)
+    hour = [f"after {name}" for name, ttl in mixed.marks if ttl == "1h"]
+    five = [f"after {name}" for name, ttl in mixed.marks if ttl == "5m"]
+    tail = (
+        f", 5m {', '.join(five)}: the tail is rewritten on most calls anyway, at the cheaper"
+        " 5m rate"
+        if five
+        else ""
+    )
     return (
-        f"A lifetime per breakpoint ({marks}) would bill ${mixed.usd:.4f} instead of"
-        f" ${uniform_usd:.4f}; a layout file holds one ttl, so this one keeps the best single"
-        " lifetime."
+        f"A lifetime per breakpoint, 1h {', '.join(hour)}{tail}; {middle} of {n} idle gaps"
+        f" {'is' if middle == 1 else 'are'} 5–60 min, which the 1h prefix outlives (${mixed.usd:.4f} instead of"
+        f" ${uniform_usd:.4f} with one lifetime for all)."
     )
 
 
 def keep_alive_sentence(
-    trace: Trace, choice: Choice, gaps: Sequence[float], seconds: Mapping[str, float]
+    trace: Trace, marks: Marks, gaps: Sequence[float], seconds: Mapping[str, float]
 ) -> str:
-    """Whether a minimal request just before expiry would cost less than the rewrite it saves."""
-    index = {n: i for i, n in enumerate(trace.names)}
-    chosen = [index[n] for n in choice.breakpoints]
-    if not chosen:
+    """Whether a minimal request just before expiry would cost less than the rewrite it saves.
+
+    Per request: ``h`` is what the marks read as they are, ``kept`` what they would
+    read if no entry ever expired. Where an idle gap outlived the entry that gives
+    ``kept``, pings every lifetime of that entry (each reading the prefix) would
+    have kept it; they pay when they cost less than writing ``kept - h`` again
+    instead of reading it (up to the last 1h mark at the 1h rate, beyond at 5m).
+    """
+    if not marks:
         return "Keep-alive: no breakpoint, nothing to keep alive."
-    cum = trace.cum[chosen]
-    h = np.where(trace.alive[choice.ttl][chosen], cum, 0.0).max(axis=0)
-    kept = np.where(trace.alive[FOREVER][chosen], cum, 0.0).max(axis=0)
-    lifetime = seconds[choice.ttl]
-    write = trace.write_rate[choice.ttl]
+    h = _read_matrix(trace, marks).max(axis=0)
+    forever = _read_matrix(trace, marks, FOREVER)
+    kept, which = forever.max(axis=0), forever.argmax(axis=0)
+    index = {n: i for i, n in enumerate(trace.names)}
+    hours = [index[n] for n, ttl in marks if ttl == "1h"]
+    m1 = trace.cum[hours].max(axis=0) if hours else np.zeros(trace.steps)
     pays = candidates = 0
     saved = 0.0
     for t in range(trace.steps):
+        lifetime = seconds[marks[int(which[t])][1]]
         if kept[t] <= h[t] or gaps[t] <= lifetime:
             continue
         candidates += 1
         pings = math.floor(gaps[t] / lifetime)
         ping_cost = pings * trace.read_rate[t] * kept[t]
-        saving = (write[t] - trace.read_rate[t]) * (kept[t] - h[t])
+        split = max(min(m1[t], kept[t]), h[t])
+        rewrite = trace.write_rate["1h"][t] * (split - h[t]) + trace.write_rate["5m"][t] * (
+            kept[t] - split
+        )
+        saving = rewrite - trace.read_rate[t] * (kept[t] - h[t])
         if saving > ping_cost:
             pays += 1
             saved += saving - ping_cost
+    lives = "/".join(sorted({ttl for _, ttl in marks}))
     if not candidates:
-        return f"Keep-alive: no entry expires between calls under {choice.ttl}; nothing to refresh."
+        return f"Keep-alive: no entry expires between calls under {lives}; nothing to refresh."
     if not pays:
         return (
-            f"Keep-alive does not pay: on all {candidates} gaps that outlive a {choice.ttl} entry,"
+            f"Keep-alive does not pay: on all {candidates} gaps that outlive a {lives} entry,"
             " the pings would cost more than rewriting the prefix."
         )
     return (
-        f"Keep-alive pays on {pays} of {candidates} gaps that outlive a {choice.ttl} entry:"
+        f"Keep-alive pays on {pays} of {candidates} gaps that outlive a {lives} entry:"
         f" a minimal request before expiry would save ${saved:.4f} over these sessions."
     )
 
@@ -177,9 +221,14 @@ def layout_text(layout: Layout) -> str:
         ranges["functions"] = {k: _range(v) for k, v in layout.render_range.items()}
     if ranges:
         data["render_range"] = ranges
-    data["breakpoints"] = list(layout.breakpoints)
+    data["breakpoints"] = [
+        {"at": a, "ttl": layout.breakpoint_ttl[a]} if a in layout.breakpoint_ttl else a
+        for a in layout.breakpoints
+    ]
     if layout.ttl is not None:
         data["ttl"] = layout.ttl
+    if layout.tree_budget is not None:
+        data["tree_budget"] = layout.tree_budget
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 

@@ -21,6 +21,7 @@ from assembler.cache.pricing import price
 from assembler.cache.rules import anthropic_minimum, parse_duration, rules
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.tokenizers import counter, tokenizer_for
+from assembler.design.calltree_yaml import estimate_tokens
 from assembler.design.wire import WireBuilder
 from assembler.sessions.model import Session
 
@@ -31,7 +32,11 @@ class StepFacts:
 
     gaps: tuple[float, ...]  # seconds since the previous call of the same session (0 for a first)
     changed: dict[str, int]  # component → steps whose text differed from the previous step
+    tree_sizes: tuple[int, ...] = ()  # per step, the call tree's size in the budget's own tokens
 
+
+#: The blocks a ``tree_budget`` bounds (the call tree, or its two halves when split).
+TREES = frozenset({"call_tree", "call_structure", "call_io"})
 
 #: The lifetime of an entry kept alive for ever: what a keep-alive request could save.
 FOREVER = "forever"
@@ -61,6 +66,7 @@ def build_trace(
     gaps: list[float] = []
     changed: dict[str, int] = {}
     starts: list[int] = []
+    trees: list[int] = []
     for session in sessions:
         assembler = SessionAssembler(session, bare)
         if not names:
@@ -87,6 +93,7 @@ def build_trace(
                 if last_text.get(b.name) not in (None, b.text):
                     changed[b.name] = changed.get(b.name, 0) + 1
                 last_text[b.name] = b.text
+            trees.append(sum(estimate_tokens(b.text) for b in wire.blocks if b.name in TREES))
             now = step.at.timestamp()
             gaps.append(now - previous if previous is not None else 0.0)
             previous = now
@@ -148,4 +155,4 @@ def build_trace(
         write_rate={"5m": rate(write=True), "1h": rate(write=True, hour=True)},
         output_usd=outputs,
     )
-    return trace, StepFacts(tuple(gaps), changed)
+    return trace, StepFacts(tuple(gaps), changed, tuple(trees))

@@ -167,8 +167,10 @@ class AnthropicSimulator:
         *,
         ttl: str | None = None,
     ) -> CacheResult:
-        """``ttl`` is this request's own write lifetime (a recorded request's bill), if known."""
-        retention = self.retention if ttl is None else self._retention(ttl)
+        """``ttl`` is this request's own write lifetime (a recorded request's bill), if known;
+        a breakpoint with a lifetime of its own writes for that long, at that rate."""
+        default = ttl or self.ttl
+        lives = {default: self.retention if ttl is None else self._retention(ttl)}
         salts = level_salts(settings, invalidation_level)
         changes = changed_settings(self._settings, settings, invalidation_level)
         self._settings = settings
@@ -181,13 +183,18 @@ class AnthropicSimulator:
         marks = self.breakpoints(blocks)
         eligible = [i for i in marks if cum[i] >= minimum]
         hit, expired_at, pending_at, beyond = -1, -1, -1, -1
+        life = {m: blocks[m].ttl or default for m in eligible}
+        for name in set(life.values()) - set(lives):
+            lives[name] = self._retention(name)
+        hit_life = default
         for mark in eligible:
             start = self._window(blocks, mark)
             found = False
             for pos in range(mark, start - 1, -1):
                 state = scope.state(hashes[pos], now)
                 if state == ALIVE:
-                    hit = max(hit, pos)
+                    if pos > hit:
+                        hit, hit_life = pos, life[mark]
                     found = True
                     break
                 if state == EXPIRED:
@@ -201,14 +208,18 @@ class AnthropicSimulator:
                         break
         read = cum[hit] if hit >= 0 else 0
         if hit >= 0:  # every hit refreshes the entry's lifetime
-            scope.put(hashes[hit], now, retention)
-        last_written = hit
+            scope.put(hashes[hit], now, lives[hit_life])
+        last_written = last_hour = hit
         for mark in eligible:
             if mark > hit or scope.state(hashes[mark], now) == ALIVE:
-                scope.put(hashes[mark], now, retention, ready)
+                scope.put(hashes[mark], now, lives[life[mark]], ready)
             if mark > hit:
                 last_written = mark
+                if life[mark] == "1h":
+                    last_hour = mark
         write = cum[last_written] - read if last_written > hit else 0
+        # written up to the last 1h mark is billed at the 1h rate, the rest at 5m
+        write_1h = cum[last_hour] - read if last_hour > hit else 0
         total = cum[-1] if cum else 0
         states, full = block_states(tokens, read, write)
         cause = None
@@ -233,4 +244,5 @@ class AnthropicSimulator:
             notes=notes,
             cause=cause,
             setting_changes=changes,
+            write_1h=write_1h,
         )

@@ -33,6 +33,7 @@ class CacheResult:
     cause: str | None = None
     setting_changes: tuple[tuple[str, str, str], ...] = ()  # (setting, before, now)
     expected: bool = False  # a best-effort cache: the read is an expectation
+    write_1h: int | None = None  # the part of ``write`` with a 1h lifetime; None: as the ttl says
 
     @property
     def uncached(self) -> int:

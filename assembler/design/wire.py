@@ -10,7 +10,7 @@ labels, no breakpoint markers.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,7 @@ class WireBlock:
     declared_tokens: int | None = None  # size of content the recording lacks (no text to count)
     role: str = "user"
     tail: bool = False  # L1 tail content: after breakpoint ③, not part of its segment
+    ttl: str | None = None  # the breakpoint's own lifetime (5m, 1h); None: the request's
     section: str = field(init=False, default="")  # tools, system or messages
 
     def __post_init__(self) -> None:
@@ -102,8 +103,10 @@ def _anchor_key(block: WireBlock | BlockRecord) -> str | None:
     return None
 
 
-def _anchor_indices(blocks: Sequence[WireBlock | BlockRecord], anchors: Sequence[str]) -> set[int]:
-    """The index of the last block of each anchor, in one pass over the blocks."""
+def _anchor_positions(
+    blocks: Sequence[WireBlock | BlockRecord], anchors: Sequence[str]
+) -> dict[str, int]:
+    """Anchor → the index of its last block, in one pass over the blocks."""
     last: dict[str, int] = {}
     for i, b in enumerate(blocks):
         key = _anchor_key(b)
@@ -112,7 +115,7 @@ def _anchor_indices(blocks: Sequence[WireBlock | BlockRecord], anchors: Sequence
         last["after:" + b.name] = i
     if blocks:
         last["last"] = len(blocks) - 1
-    found: set[int] = set()
+    found: dict[str, int] = {}
     for anchor in anchors:
         if (
             anchor not in BREAKPOINT_ANCHORS
@@ -124,19 +127,42 @@ def _anchor_indices(blocks: Sequence[WireBlock | BlockRecord], anchors: Sequence
                 f"{', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>'"
             )
         if anchor in last:
-            found.add(last[anchor])
+            found[anchor] = last[anchor]
     return found
 
 
-def _marks(records: Sequence[BlockRecord], breakpoints: Sequence[str]) -> dict[int, int]:
-    """Block index → breakpoint number. A breakpoint goes on the last block of its
-    anchor; anchors with no block place none; nothing at or after the first
-    non-cacheable block is marked."""
+def _anchor_indices(blocks: Sequence[WireBlock | BlockRecord], anchors: Sequence[str]) -> set[int]:
+    return set(_anchor_positions(blocks, anchors).values())
+
+
+Mark = tuple[int, str | None]  # breakpoint number, its own lifetime
+
+
+def _marks(
+    records: Sequence[BlockRecord],
+    breakpoints: Sequence[str],
+    ttls: Mapping[str, str] | None = None,
+) -> dict[int, Mark]:
+    """Block index → breakpoint number and lifetime. A breakpoint goes on the last
+    block of its anchor; anchors with no block place none; nothing at or after the
+    first non-cacheable block is marked. Two anchors on one block: the longer
+    lifetime. A 5m breakpoint ahead of a 1h one is refused, as the provider does."""
     if len(breakpoints) > MAX_BREAKPOINTS:
         raise WireError(f"at most {MAX_BREAKPOINTS} breakpoints, got {len(breakpoints)}")
     first_uncacheable = next((i for i, r in enumerate(records) if not r.cacheable), len(records))
-    marks = sorted(i for i in _anchor_indices(records, breakpoints) if i < first_uncacheable)
-    return {index: number for number, index in enumerate(marks, start=1)}
+    own: dict[int, str | None] = {}
+    for anchor, i in _anchor_positions(records, breakpoints).items():
+        if i < first_uncacheable:
+            life = (ttls or {}).get(anchor)
+            own[i] = "1h" if "1h" in (life, own.get(i)) else life or own.get(i)
+    marks = sorted(own)
+    lives = [own[i] for i in marks]
+    if "5m" in lives and "1h" in lives[lives.index("5m") :]:
+        raise WireError(
+            f"a 1h breakpoint after a 5m one at {records[marks[lives.index('5m')]].name};"
+            " expected 1h breakpoints first"
+        )
+    return {index: (number, own[index]) for number, index in enumerate(marks, start=1)}
 
 
 class WireBuilder:
@@ -149,10 +175,15 @@ class WireBuilder:
     unchanged block by identity.
     """
 
-    def __init__(self, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> None:
+    def __init__(
+        self,
+        breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS,
+        ttls: Mapping[str, str] | None = None,
+    ) -> None:
         self.breakpoints = tuple(breakpoints)
+        self.ttls = dict(ttls or {})  # anchor → its own lifetime
         _marks([], self.breakpoints)  # reject a bad anchor list before the first step
-        self._marks: dict[tuple[str, ...], dict[int, int]] = {}
+        self._marks: dict[tuple[str, ...], dict[int, Mark]] = {}
         self._blocks: dict[str, tuple[str, int | None, WireBlock]] = {}
 
     def build(self, assembly: Assembly) -> Wire:
@@ -160,25 +191,36 @@ class WireBuilder:
         names = tuple(r.name for r in records)
         numbers = self._marks.get(names)
         if numbers is None:
-            numbers = self._marks[names] = _marks(records, self.breakpoints)
+            numbers = self._marks[names] = _marks(records, self.breakpoints, self.ttls)
         kept = self._blocks
         blocks: list[WireBlock] = []
         for i, r in enumerate(records):
-            number = numbers.get(i)
+            number, life = numbers.get(i, (None, None))
             text = r.text or ""
             hit = kept.get(r.name)
-            if hit is not None and hit[1] == number and (hit[0] is text or hit[0] == text):
+            if (
+                hit is not None
+                and hit[1] == number
+                and hit[2].ttl == life
+                and (hit[0] is text or hit[0] == text)
+            ):
                 blocks.append(hit[2])
                 continue
-            block = WireBlock(r.name, r.layer, r.placement, text, r.cacheable, number, tail=r.tail)
+            block = WireBlock(
+                r.name, r.layer, r.placement, text, r.cacheable, number, tail=r.tail, ttl=life
+            )
             kept[r.name] = (text, number, block)
             blocks.append(block)
         return Wire(tuple(blocks))
 
 
-def build_wire(assembly: Assembly, breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS) -> Wire:
+def build_wire(
+    assembly: Assembly,
+    breakpoints: Sequence[str] = DEFAULT_BREAKPOINTS,
+    ttls: Mapping[str, str] | None = None,
+) -> Wire:
     """Lay the emitted blocks out in wire order and mark the breakpoints."""
-    return WireBuilder(breakpoints).build(assembly)
+    return WireBuilder(breakpoints, ttls).build(assembly)
 
 
 def _tool_list(wire: Wire) -> list[dict[str, Any]]:
@@ -195,22 +237,26 @@ def _joined(blocks: Sequence[WireBlock]) -> list[tuple[WireBlock, str]]:
 
 
 def to_anthropic(wire: Wire, model: str, max_tokens: int = 4096, ttl: str = "5m") -> dict[str, Any]:
-    """An Anthropic Messages request with ``cache_control`` at the breakpoints."""
-    marker: dict[str, Any] = {"type": "ephemeral"}
-    if ttl != "5m":
-        marker["ttl"] = ttl
+    """An Anthropic Messages request with ``cache_control`` at the breakpoints,
+    each with its own lifetime where it has one, else ``ttl``."""
+
+    def marker(block: WireBlock) -> dict[str, Any]:
+        life = block.ttl or ttl
+        return {"type": "ephemeral"} | ({"ttl": life} if life != "5m" else {})
+
     request: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
     tools = _tool_list(wire)
     tool_blocks = wire.section("tools")
     if tools:
-        if any(b.breakpoint for b in tool_blocks):
-            tools[-1] = {**tools[-1], "cache_control": dict(marker)}
+        marked = [b for b in tool_blocks if b.breakpoint]
+        if marked:
+            tools[-1] = {**tools[-1], "cache_control": marker(marked[-1])}
         request["tools"] = tools
     system = []
     for block, text in _joined(wire.section("system")):
         item: dict[str, Any] = {"type": "text", "text": text}
         if block.breakpoint:
-            item["cache_control"] = dict(marker)
+            item["cache_control"] = marker(block)
         system.append(item)
     if system:
         request["system"] = system
@@ -218,7 +264,7 @@ def to_anthropic(wire: Wire, model: str, max_tokens: int = 4096, ttl: str = "5m"
     for block, text in _joined(wire.section("messages")):
         item = {"type": "text", "text": text}
         if block.breakpoint:
-            item["cache_control"] = dict(marker)
+            item["cache_control"] = marker(block)
         if messages and messages[-1]["role"] == block.role:
             messages[-1]["content"].append(item)
         else:

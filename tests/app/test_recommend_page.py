@@ -82,3 +82,19 @@ def test_an_imported_session_gets_its_recorded_flags_and_one_error_line_for_reco
     at = _recommend_page(session="imported_claude_code")
     assert len(at.error) == 1
     assert "every call is a recorded request" in at.error[0].value
+
+
+def test_lifetimes_per_breakpoint_are_written_and_compare_bills_them() -> None:
+    """On the research sample a lifetime per breakpoint bills less: the page shows the file
+    with them, says so under it, and Compare reproduces the recommended cost."""
+    session = load_session(ROOT / "sample_sessions" / "research_agent.yaml")
+    rec = recommend([session], builtin_layout("seed"))
+    at = _recommend_page(session="research_agent")
+    text = at.code[1].value
+    assert "ttl: 1h" in text and "ttl: 5m" in text
+    notes = [c.value for c in at.caption if "A lifetime per breakpoint" in c.value]
+    assert len(notes) == 1 and "1h after" in notes[0] and "billed at its own rate" in notes[0]
+    at.button(key="rec_compare").click().run()
+    assert not at.exception, at.exception
+    costs = {m.label: m.value for m in at.metric}
+    assert costs["Cost, head"] == _money(rec.after_usd)
