@@ -246,7 +246,7 @@ def recommend(
     if found is not None:
         changes += breakpoint_sentences(current, marks, trace)
         if mixed is not None:
-            changes.append(mixed_sentence(mixed, found.usd, facts.gaps, lifetimes()))
+            changes.append(mixed_sentence(trace, mixed, found.usd, facts.gaps, lifetimes()))
         else:
             changes.append(ttl_sentence(found.ttl, facts.gaps, lifetimes()))
     if marks:

@@ -116,21 +116,28 @@ def ttl_sentence(ttl: str, gaps: Sequence[float], seconds: Mapping[str, float]) 
 
 
 def mixed_sentence(
-    mixed: MixedChoice, uniform_usd: float, gaps: Sequence[float], seconds: Mapping[str, float]
+    trace: Trace,
+    mixed: MixedChoice,
+    uniform_usd: float,
+    gaps: Sequence[float],
+    seconds: Mapping[str, float],
 ) -> str:
     n, _, middle = _gap_counts(gaps, seconds)
     hour = [f"after {name}" for name, ttl in mixed.marks if ttl == "1h"]
-    five = [f"after {name}" for name, ttl in mixed.marks if ttl == "5m"]
-    tail = (
-        f", 5m {', '.join(five)}: the tail is rewritten on most calls anyway, at the cheaper"
-        " 5m rate"
-        if five
-        else ""
-    )
+    five = [name for name, ttl in mixed.marks if ttl == "5m"]
+    tail = ""
+    if five:
+        c = trace.names.index(five[0])
+        sent = trace.cum[c] > 0
+        rewritten = int((sent & ~trace.alive["5m"][c]).sum())
+        tail = (
+            f", 5m {', '.join(f'after {f}' for f in five)}: that prefix is written again on"
+            f" {rewritten} of {int(sent.sum())} calls anyway, so at the cheaper 5m rate"
+        )
     return (
         f"A lifetime per breakpoint, 1h {', '.join(hour)}{tail}; {middle} of {n} idle gaps"
-        f" {'is' if middle == 1 else 'are'} 5–60 min, which the 1h prefix outlives (${mixed.usd:.4f} instead of"
-        f" ${uniform_usd:.4f} with one lifetime for all)."
+        f" {'is' if middle == 1 else 'are'} 5–60 min, which the 1h prefix outlives"
+        f" (${mixed.usd:.4f} instead of ${uniform_usd:.4f} with one lifetime for all)."
     )
 
 
