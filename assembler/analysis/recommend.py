@@ -144,16 +144,26 @@ class _Option:
         return other is None or (self.usd, -self.read) < (other.usd, -other.read)
 
 
-def budget_candidates(sizes: Sequence[int], current: int | None) -> list[int]:
+# The design folds the tree "only when over budget" (§5): a budget is for trees that grow
+# with the session. Below this size a fold saves a fraction of a cent per call and hides
+# structure the model uses, so no smaller budget is proposed (the built-in tree-budget
+# layout uses 4,000).
+MIN_TREE_BUDGET = 2_000
+
+
+def budget_candidates(
+    sizes: Sequence[int], current: int | None, floor: int = MIN_TREE_BUDGET
+) -> list[int]:
     """A few call-tree budgets from the trees' own sizes: the median and the 90th
-    percentile, in hundreds, each below the largest tree (a budget above it folds nothing)."""
+    percentile, in hundreds, each below the largest tree (a budget above it folds nothing)
+    and not under ``floor``."""
     real = sorted(s for s in sizes if s > 0)
     if not real:
         return []
     out: list[int] = []
     for q in (0.5, 0.9):
         budget = real[int(q * (len(real) - 1))] // 100 * 100
-        if 0 < budget < real[-1] and budget != current and budget not in out:
+        if floor <= budget < real[-1] and budget > 0 and budget != current and budget not in out:
             out.append(budget)
     return out
 
@@ -164,6 +174,7 @@ def recommend(
     *,
     provider: str | None = None,
     model: str | None = None,
+    min_tree_budget: int = MIN_TREE_BUDGET,
 ) -> Recommendation:
     """Search the layouts the design allows for the cheapest bill over ``sessions``."""
     if not sessions:
@@ -202,7 +213,7 @@ def recommend(
         best = option if option.better(best) else best
     assert best is not None
     unbudgeted = best
-    for budget in budget_candidates(facts.tree_sizes, current.tree_budget):
+    for budget in budget_candidates(facts.tree_sizes, current.tree_budget, min_tree_budget):
         folded = replace(unbudgeted.arrangement, tree_budget=budget)
         trace = build_trace(sessions, folded, prov, mdl)[0] if prov == "anthropic" else base_trace
         option = options(folded, unbudgeted.moves, trace)

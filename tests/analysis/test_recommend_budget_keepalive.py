@@ -24,19 +24,30 @@ READ, WRITE_5M, WRITE_1H, INPUT = 0.3e-6, 3.75e-6, 6e-6, 3e-6
 
 def test_budget_candidates_come_from_the_trees_own_sizes() -> None:
     sizes = [0, *range(100, 1100, 100)]  # a first step without a tree, then 100 … 1,000
-    assert budget_candidates(sizes, None) == [500, 900]
-    assert budget_candidates(sizes, 500) == [900]  # the current budget is not a candidate
-    assert budget_candidates([400] * 5, None) == []  # every tree as large: a budget folds all
-    assert budget_candidates([], None) == []
+    assert budget_candidates(sizes, None, floor=0) == [500, 900]
+    assert budget_candidates(sizes, 500, floor=0) == [900]  # the current budget is not one
+    assert budget_candidates([400] * 5, None, floor=0) == []  # every tree as large: folds all
+    assert budget_candidates([], None, floor=0) == []
+    assert budget_candidates(sizes, None, floor=600) == [900]
+    # by default no budget is proposed for trees this small (the design folds only when over)
+    assert budget_candidates(sizes, None) == []
+    assert budget_candidates([s * 10 for s in sizes], None) == [5000, 9000]
+
+
+def test_small_trees_get_no_budget_by_default() -> None:
+    session = load_session(str(SAMPLES / "research_agent.yaml"))
+    r = recommend([session], builtin_layout("seed"))
+    assert r.recommended.tree_budget is None
+    assert not any(c.startswith("tree_budget") for c in r.changes)
 
 
 def test_a_budget_is_recommended_only_when_it_bills_less_and_says_what_the_model_loses() -> None:
     session = load_session(str(SAMPLES / "research_agent.yaml"))
     seed = builtin_layout("seed")
     _, facts = build_trace([session], seed, "anthropic", session.profile.model)
-    r = recommend([session], seed)
+    r = recommend([session], seed, min_tree_budget=0)
     budget = r.recommended.tree_budget
-    assert budget in budget_candidates(facts.tree_sizes, None)
+    assert budget in budget_candidates(facts.tree_sizes, None, floor=0)
     assert r.after_usd == pytest.approx(analyze(session, r.recommended).totals["usd"])
     unfolded = analyze(session, replace(r.recommended, tree_budget=None)).totals["usd"]
     assert r.after_usd < unfolded
@@ -49,12 +60,12 @@ def test_a_budget_is_recommended_only_when_it_bills_less_and_says_what_the_model
 def test_token_prefix_caches_weigh_budgets_too() -> None:
     session = load_session(str(SAMPLES / "research_agent.yaml"))
     seed = builtin_layout("seed")
-    r = recommend([session], seed, provider="openai", model="gpt-4o")
+    r = recommend([session], seed, provider="openai", model="gpt-4o", min_tree_budget=0)
     assert r.after_usd <= r.before_usd
     billed = analyze(session, r.recommended, provider="openai", model="gpt-4o").totals["usd"]
     assert r.after_usd == pytest.approx(billed)
     for budget in budget_candidates(
-        build_trace([session], seed, "openai", "gpt-4o")[1].tree_sizes, None
+        build_trace([session], seed, "openai", "gpt-4o")[1].tree_sizes, None, floor=0
     ):
         folded = replace(seed, tree_budget=budget)
         usd = analyze(session, folded, provider="openai", model="gpt-4o").totals["usd"]
