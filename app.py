@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from assembler.analysis.walkthrough import header_sentence
-from ui import html, page, step
+from ui import billing, html, measured_panel, page, step
 from ui.sidebar import sidebar
 
 #: Blocks that hold the call tree: the seed's one block, or split-tree's two.
@@ -75,6 +75,13 @@ def body() -> None:
         st.success(verdict, icon=":material/link:")
     else:
         st.info(verdict, icon=":material/info:")
+
+    key = (sel.session_key, sel.layout.key, sel.provider, sel.model, sel.ttl)
+    measured = measured_panel.comparisons(key, a).get(n)
+    if measured is not None:
+        with st.container(border=True):
+            billing.show(sel, a)
+            measured_panel.panel(measured)
 
     left, right = st.columns([3, 2], gap="medium")
     with left:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import charts, data, page, step
+from ui import billing, charts, data, page, step
 from ui.html import md
 from ui.sidebar import sidebar
 
@@ -33,6 +33,7 @@ def body() -> None:
             else ""
         )
     )
+    billing.show(sel, a)
     info, link = st.columns([4, 1], vertical_alignment="center")
     info.subheader(f"Step {n} / {total}", anchor=False)
     info.caption(

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
-from ui import data, page, step
+from ui import billing, data, page, step
 from ui.html import md
 from ui.sidebar import Selection, sidebar
 
@@ -108,6 +108,11 @@ def body() -> None:
         sel.session_key, sel.session, base, head, sel.provider, sel.model, sel.ttl
     )
     b, h = cmp.base, cmp.head
+    billing.strip(
+        billing.costs(
+            (sel.session_key, base.key, sel.provider, sel.model, sel.ttl), b, sel.provider is None
+        )
+    )
     if cmp.first_divergent_step is None:
         st.success(
             "The two layouts give the same cache numbers at every step.",
@@ -131,11 +136,7 @@ def body() -> None:
             icon=":material/stacks:",
             query_params={
                 "step": str(cmp.first_divergent_step),
-                **(
-                    {"session": sel.session_name}
-                    if not sel.session_name.startswith("upload:")
-                    else {}
-                ),
+                "session": sel.session_name,
                 **({"layout": head.key} if head.key in BUILTIN_LAYOUTS else {}),
             },
         )
