@@ -16,7 +16,7 @@ import streamlit as st
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
 from assembler.analysis.results import SessionAnalysis
 from assembler.sessions.model import Session, SessionError
-from ui import data, html, uploads
+from ui import data, html, layout_store, uploads
 
 UPLOAD = "Upload a file…"
 RECORDED = "as recorded"
@@ -49,8 +49,8 @@ class Selection:
         """The query parameters that bring this choice back (bundled sessions, built-in layouts)."""
         params: dict[str, str] = {}
         params["session"] = self.session_name
-        if self.layout.key in BUILTIN_LAYOUTS:
-            params["layout"] = self.layout.key
+        if self.layout.key in BUILTIN_LAYOUTS or layout_store.find(layout_store.link(self.layout)):
+            params["layout"] = layout_store.link(self.layout)
         return params
 
 
@@ -83,6 +83,9 @@ def apply_query_params() -> None:
             st.session_state["_upload_lost"] = session
     if layout and layout in BUILTIN_LAYOUTS:
         st.session_state["sel_layout"] = layout
+    elif layout and (kept := layout_store.find(layout)) is not None:
+        st.session_state["sel_layout"] = UPLOAD
+        st.session_state["uploaded_layout"] = kept
 
 
 def _layout_upload(errors: list[str]) -> None:
@@ -196,7 +199,7 @@ def sidebar() -> Selection | None:
             if not errors:
                 st.info("Upload a layout file in the sidebar, or pick a built-in one.")
             return None
-        layout = data.layout_choice(up_layout[1], up_layout[0])
+        layout = layout_store.keep(up_layout[1], up_layout[0])
     else:
         layout = data.layout_choice(l_choice)
 

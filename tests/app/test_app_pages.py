@@ -194,9 +194,10 @@ def test_compare_page_shows_divergence() -> None:
     assert at.selectbox(key="base_choice").value == "seed"
     assert at.selectbox(key="head_choice").value == "situation-first"
     warning = at.warning[0].value
-    assert "First divergence at **step" in warning and "situation" in warning.replace("\\", "")
+    assert warning.replace("\\", "").startswith("First divergence at step 1")
+    assert "situation (L1)" in warning.replace("\\", "")
     at.selectbox(key="head_choice").select("seed").run()
-    assert at.success and "same cache numbers" in at.success[0].value
+    assert at.success and "same read, write, uncached tokens and cost" in at.success[0].value
 
 
 def test_compare_page_edited_layout_error_names_the_field() -> None:
