@@ -53,7 +53,8 @@ def body() -> None:
     step.controls(n, total)
 
     tok = "tokens ≈" if approx else "tokens"
-    m = st.columns(6)
+    # two rows of three: every figure stays whole in a 1,000-px window
+    m = [*st.columns(3), *st.columns(3)]
     m[0].metric(f"Total {tok}", f"{s.tokens.get('total', 0):,}")
     m[1].metric(f"Cached (read) {tok}", f"{s.read:,}")
     m[2].metric("Written to cache", f"{s.write:,}")
@@ -83,7 +84,7 @@ def body() -> None:
             billing.show(sel, a)
             measured_panel.panel(measured)
 
-    left, right = st.columns([3, 2], gap="medium")
+    left, right = st.container(key="step_columns").columns([3, 2], gap="medium")
     with left:
         st.markdown("#### :material/stacks: Assembled context, in wire order")
         st.html(html.legend())

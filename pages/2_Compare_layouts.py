@@ -131,9 +131,8 @@ def body() -> None:
         )
         st.caption(md(compare_steps.side_sentence("Base:", first.base)))
         st.caption(md(compare_steps.side_sentence("Head:", first.head)))
-        l1, l2 = st.columns(2)
-        for col, side, choice in ((l1, "base", base), (l2, "head", head)):
-            col.page_link(
+        for side, choice in (("base", base), ("head", head)):
+            st.page_link(
                 "app.py",
                 label=f"Open step {first.step} under the {side} layout ({choice.label})",
                 icon=":material/stacks:",
@@ -230,11 +229,13 @@ def _money(b: SessionAnalysis, h: SessionAnalysis) -> None:
         f"at {per_day:,} session{'s' if per_day != 1 else ''} a day (30 days)."
     )
     if b.steps and h.steps:
-        for name, a in (("base", b), ("head", h)):
+        same = (b.steps[0].usd, b.steps[0].write) == (h.steps[0].usd, h.steps[0].write)
+        sides = (("both layouts", b),) if same else (("the base layout", b), ("the head layout", h))
+        for name, a in sides:
             s1 = a.steps[0]
             if s1.usd > s1.usd_without_cache:
                 st.caption(
-                    f"Step 1 under the {name} layout costs \\${s1.usd:,.5f} with caching and "
+                    f"Step 1 under {name} costs \\${s1.usd:,.5f} with caching and "
                     f"\\${s1.usd_without_cache:,.5f} without: writing {s1.write:,} tokens to the "
                     "cache is billed above the plain input price (the write premium); later "
                     "steps that read them pay it back."

@@ -100,8 +100,8 @@ def money(usd: float) -> str:
 
 def strip(c: Costs) -> None:
     """Billed / simulated / without caching, for a session with measured usage."""
-    if c.billed_steps == 0:
-        return
+    if c.billed_steps == 0 or c.billed_steps < len(c.per_step_billed):
+        return  # a bill covers an imported session, not a sample with one measured step
     cols = st.columns(3)
     total = len(c.per_step_billed)
     label = "Billed (measured usage)"

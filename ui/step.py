@@ -58,7 +58,7 @@ def write_query(step: int | None, extra: dict[str, str]) -> None:
 
 def controls(step: int, total: int) -> None:
     """Prev / slider / Next, the buttons bound to ← and →."""
-    left, middle, right = st.columns([1.5, 7, 1.5], vertical_alignment="center")
+    left, middle, right = st.columns([2, 6, 2], vertical_alignment="center")
     left.button(
         "Prev",
         key="prev",
