@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from assembler.analysis.walkthrough import header_sentence
-from ui import billing, html, measured_panel, page, step
+from ui import billing, html, measured_panel, page, step, step_blocks
 from ui.sidebar import sidebar
 
 #: Blocks that hold the call tree: the seed's one block, or split-tree's two.
@@ -87,8 +87,7 @@ def body() -> None:
     left, right = st.container(key="step_columns").columns([3, 2], gap="medium")
     with left:
         st.markdown("#### :material/stacks: Assembled context, in wire order")
-        st.html(html.legend())
-        st.html(html.block_stack(s.blocks, s.cached_prefix_tokens, approx))
+        step_blocks.stack(sel.session_key, sel.session, s, approx)
         changes: dict[str, list[str]] = {}
         for b in s.blocks:
             changes.setdefault(b.change, []).append(b.name)
@@ -105,12 +104,10 @@ def body() -> None:
                 + ("; ".join(parts) if parts else "no block changed")
                 + f"; {len(changes.get('unchanged', []))} unchanged."
             )
-        with st.expander("Block text", icon=":material/article:"):
-            names = [b.name for b in s.blocks]
-            if names:
-                chosen = st.selectbox("Block", names, key="block_text_choice")
-                block = next(b for b in s.blocks if b.name == chosen)
-                st.code(block.text, language=None, wrap_lines=True)
+        with st.expander("Block text and what changed", icon=":material/difference:"):
+            step_blocks.block_detail(a, s)
+        with st.expander("The request as sent", icon=":material/data_object:"):
+            step_blocks.wire_view(sel.session, sel.layout.layout, s, a.provider, sel.ttl)
     with right:
         by_name = {b.name: b for b in s.blocks}
         st.markdown("#### :material/account_tree: Call tree")

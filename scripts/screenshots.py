@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import FilePayload, Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from app_server import CHROMIUM_ARGS, ROOT, chromium_path, running_app
@@ -46,12 +46,11 @@ def upload_transcript(page: Page, base: str) -> str:
     chooser = page.locator(".st-key-upload_session input[type=file]")
     chooser.wait_for(state="attached")
     files = [FIXTURES / "session.jsonl", FIXTURES / "subagents" / "agent-a1b2c3.jsonl"]
-    chooser.set_input_files(
-        files=[
-            {"name": f.name, "mimeType": "application/x-ndjson", "buffer": f.read_bytes()}
-            for f in files
-        ]
-    )
+    payloads: list[FilePayload] = [
+        {"name": f.name, "mimeType": "application/x-ndjson", "buffer": f.read_bytes()}
+        for f in files
+    ]
+    chooser.set_input_files(files=payloads)
     page.get_by_text("Measured beside simulated").first.wait_for()
     page.wait_for_selector(DONE)
     return str(page.evaluate("() => window.location.search"))
