@@ -78,13 +78,13 @@ def main(argv: list[str] | None = None) -> int:
         button: list[float] = []
         away = target + 1 if target < total else target - 1
         for _ in range(args.repeat):
-            at.slider(key="step_slider").set_value(away)
+            at.slider[0].set_value(away)
             _timed(at)
-            at.slider(key="step_slider").set_value(target)
+            at.slider[0].set_value(target)
             slider.append(_timed(at))
             assert _indicator(at) == f"Step {target} / {total}", _indicator(at)
             if target > 1:
-                at.slider(key="step_slider").set_value(target - 1)
+                at.slider[0].set_value(target - 1)
                 _timed(at)
                 at.button(key="next").click()
                 button.append(_timed(at))

@@ -9,7 +9,7 @@ import streamlit as st
 from assembler.analysis import compare_steps
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
 from assembler.analysis.results import SessionAnalysis
-from ui import billing, data, layout_store, page, step
+from ui import billing, charts, data, layout_store, page, step
 from ui.html import md
 from ui.sidebar import Selection, sidebar
 
@@ -57,6 +57,10 @@ def _chart(
     frame: pd.DataFrame, column: str, title: str, y: str, base: str, head: str, split: int | None
 ) -> go.Figure:
     fig = go.Figure()
+    full = len(frame)
+    frame = charts.thin(frame, [f"{column}_base", f"{column}_head"])  # extremes kept
+    if len(frame) < full:
+        title += f" ({len(frame):,} of {full:,} steps: extremes kept)"
     for side, name, colour in (("base", base, "#3b5bdb"), ("head", head, "#e8590c")):
         fig.add_trace(
             go.Scattergl(

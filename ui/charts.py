@@ -8,6 +8,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from assembler.analysis.downsample import MAX_POINTS, extreme_indices
 from ui.html import LAYER_COLOURS
 
 CACHE_COLOURS = {"read": "#40c057", "write": "#fab005", "uncached": "#adb5bd"}
@@ -32,8 +33,56 @@ def _marker(fig: go.Figure, step: int) -> None:
     fig.add_annotation(x=step, y=1, yref="paper", text=f"step {step}", showarrow=False, yshift=8)
 
 
+def thin(frame: Any, columns: Sequence[str]) -> Any:
+    """The rows to draw of a long frame: per bin its first step and each column's extremes."""
+    if len(frame) <= MAX_POINTS:
+        return frame
+    keep = extreme_indices([frame[c].tolist() for c in columns])
+    return frame.iloc[keep]
+
+
+def _stacked_gl(
+    fig: go.Figure, frame: Any, layers: Sequence[tuple[str, str, str]], unit: str
+) -> None:
+    """Stacked areas as WebGL traces (cumulative sums, filled to the trace below)."""
+    level = None
+    for column, name, colour in layers:
+        level = frame[column] if level is None else level + frame[column]
+        fig.add_trace(
+            go.Scattergl(
+                x=frame["step"],
+                y=level,
+                name=name,
+                mode="lines+markers",
+                line={"color": colour, "width": 1, "shape": "hv"},
+                marker={"size": 3, "color": colour},
+                fill="tozeroy" if column == layers[0][0] else "tonexty",
+                fillcolor=colour,
+                customdata=frame["step"],
+                text=frame[column],
+                hovertemplate="step %{x}: %{text:,} " + unit + "<extra>" + name + "</extra>",
+            )
+        )
+
+
 def tokens_by_layer(frame: Any, step: int) -> go.Figure:
     fig = go.Figure()
+    if len(frame) > MAX_POINTS:
+        shown = thin(frame, ["total", "L1", "L2"])
+        _stacked_gl(
+            fig,
+            shown,
+            [
+                ("tools", "tools (L0)", LAYER_COLOURS["L0"]),
+                ("L0", "L0 system", LAYER_COLOURS["L0"]),
+                ("L1", "L1", LAYER_COLOURS["L1"]),
+                ("L2", "L2", LAYER_COLOURS["L2"]),
+            ],
+            "tokens",
+        )
+        _marker(fig, step)
+        title = f"Tokens per step, by layer ({len(shown):,} of {len(frame):,} steps: extremes kept)"
+        return _layout(fig, title, "tokens")
     for layer, name in (("tools", "tools (L0)"), ("L0", "L0 system"), ("L1", "L1"), ("L2", "L2")):
         colour = LAYER_COLOURS["L0"] if layer == "tools" else LAYER_COLOURS[layer]
         fig.add_bar(
@@ -70,6 +119,7 @@ def measured_overlay(fig: go.Figure, analysis: Any) -> bool:
     steps = list(getattr(analysis, "steps", ()))
     if not any(s.measured is not None for s in steps):
         return False
+    scatter = go.Scattergl if len(steps) > BIG else go.Scatter
     xs = [s.step for s in steps]
     level = [0] * len(steps)
     for column, name, verb in MEASURED_LEVELS:
@@ -86,7 +136,7 @@ def measured_overlay(fig: go.Figure, analysis: Any) -> bool:
             values.append(v)
             ys.append(level[i])
         fig.add_trace(
-            go.Scatter(
+            scatter(
                 x=xs,
                 y=ys,
                 name=name,
@@ -130,6 +180,25 @@ def measured_overlay(fig: go.Figure, analysis: Any) -> bool:
 def cache_per_step(frame: Any, step: int, analysis: Any | None = None) -> go.Figure:
     """Stacked read / written / uncached bars; with ``analysis``, measured usage on top."""
     fig = go.Figure()
+    if len(frame) > MAX_POINTS:
+        shown = thin(frame, ["total", "read", "uncached"])
+        _stacked_gl(
+            fig,
+            shown,
+            [
+                (c, n, CACHE_COLOURS[c])
+                for c, n in (("read", "read"), ("write", "written"), ("uncached", "uncached"))
+            ],
+            "tokens",
+        )
+        title = (
+            "Cache: read / written / uncached tokens per step "
+            f"({len(shown):,} of {len(frame):,} steps: extremes kept)"
+        )
+        if analysis is not None and measured_overlay(fig, analysis):
+            title += " (dashed: measured)"
+        _marker(fig, step)
+        return _layout(fig, title, "tokens")
     for column, name in (("read", "read"), ("write", "written"), ("uncached", "uncached")):
         fig.add_bar(
             x=frame["step"],
@@ -149,6 +218,7 @@ def cache_per_step(frame: Any, step: int, analysis: Any | None = None) -> go.Fig
 
 def cumulative_cost(frame: Any, step: int) -> go.Figure:
     trace = go.Scattergl if len(frame) > BIG else go.Scatter
+    frame = thin(frame, ["usd"])  # cumulative: monotone, each bin's costliest step kept
     fig = go.Figure()
     for column, name, colour in (
         ("cum_usd", "with caching", "#3b5bdb"),

@@ -54,11 +54,13 @@ def test_stepping_with_buttons_and_slider() -> None:
     at.button(key="next").click().run()
     at.button(key="prev").click().run()
     assert _texts(at)[0] == "Step 2 / 21"
-    at.slider(key="step_slider").set_value(9).run()
+    at.slider[0].set_value(9).run()
     assert _texts(at)[0] == "Step 9 / 21"
     assert at.query_params["step"] == "9"
-    assert at.button(key="prev").proto.shortcut.lower() == "left"
-    assert at.button(key="next").proto.shortcut.lower() == "right"
+    # ← / → go through the page's own key listener (every press counts), not button
+    # shortcuts, which lose presses that arrive while a rerun draws (browser test)
+    assert at.button(key="prev").proto.shortcut == ""
+    assert at.button(key="next").proto.shortcut == ""
 
 
 def test_prev_disabled_on_first_step_next_on_last() -> None:
@@ -66,7 +68,7 @@ def test_prev_disabled_on_first_step_next_on_last() -> None:
     at.run()
     assert _texts(at)[0] == "Step 21 / 21"
     assert at.button(key="next").disabled
-    at.slider(key="step_slider").set_value(1).run()
+    at.slider[0].set_value(1).run()
     assert at.button(key="prev").disabled
 
 
