@@ -12,6 +12,7 @@ sliders and charts alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -81,16 +82,15 @@ def _mount() -> Any:
 
 
 def _value(state: Any) -> int | None:
-    for get in (lambda s: s["net"], lambda s: s.net):
-        try:
-            value = get(state)
-        except (KeyError, AttributeError, TypeError):
-            continue
-        return int(value) if isinstance(value, int | float) else None
-    return None
+    """The total in the component's state (a mapping or an object with ``net``)."""
+    try:
+        value = state["net"]
+    except (KeyError, TypeError):
+        value = getattr(state, "net", None)
+    return int(value) if isinstance(value, int | float) else None
 
 
-def listen(on_move: Any) -> None:
+def listen(on_move: Callable[[int], None]) -> None:
     """Mount the listener; each new total calls ``on_move(delta)`` before the page runs."""
 
     def changed() -> None:
