@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 #: Series longer than this are thinned.
 MAX_POINTS = 800
-BINS = 300
+BINS = 200
 
 
 def extreme_indices(
