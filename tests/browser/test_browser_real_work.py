@@ -76,7 +76,7 @@ def test_a_raw_transcript_upload_is_imported_and_survives_a_reload(server: str, 
     expect(
         tab.get_by_text(
             "Claude Code transcript, 12 requests, 1 subagent, 1 compaction", exact=False
-        )
+        ).first  # the sidebar's line (a toast may say it too)
     ).to_be_visible()
     expect(tab.get_by_text("Measured beside simulated")).to_be_visible()
     settle(tab)
@@ -86,10 +86,14 @@ def test_a_raw_transcript_upload_is_imported_and_survives_a_reload(server: str, 
     assert "session=upload%3A" in tab.url or "session=upload:" in tab.url
     tab.reload()
     indicator(tab, "Step 2 / 12")
-    expect(tab.get_by_text("Claude Code transcript, 12 requests", exact=False)).to_be_visible()
+    expect(
+        tab.get_by_text("Claude Code transcript, 12 requests", exact=False).first
+    ).to_be_visible()
     tab.get_by_role("link", name="Timeline").click()
     expect(tab.get_by_text("Billed (measured usage)")).to_be_visible()
-    expect(tab.get_by_text("Claude Code transcript, 12 requests", exact=False)).to_be_visible()
+    expect(
+        tab.get_by_text("Claude Code transcript, 12 requests", exact=False).first
+    ).to_be_visible()
 
 
 def test_everything_important_is_whole_at_1000_px(server: str, tab: Any) -> None:
