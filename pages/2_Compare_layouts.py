@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from assembler.analysis import compare_steps
+from assembler.analysis.layout_text import full_layout_text
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
 from assembler.analysis.results import SessionAnalysis
 from ui import billing, charts, data, layout_store, page, step
@@ -42,8 +43,16 @@ def _side(title: str, prefix: str, default: str) -> data.LayoutChoice | None:
             start = st.selectbox("Start from", BUILTIN_LAYOUTS, key=f"{prefix}_start")
             text_key = f"{prefix}_text_{start}"
             if text_key not in st.session_state:
-                st.session_state[text_key] = data.builtin_layout_text(start)
-            text = st.text_area("Layout YAML", key=text_key, height=220)
+                own = data.builtin_layout_text(start)
+                st.session_state[text_key] = full_layout_text(data.layout_choice(start).layout, own)
+            text = st.text_area(
+                "Layout YAML",
+                key=text_key,
+                height=420,
+                help="Every component in wire order with its layer, order, placement and enabled; "
+                "then the breakpoints and the lifetime. Move a component by editing its layer "
+                "or order; the comparison reruns when you leave the field (Ctrl+Enter).",
+            )
             return layout_store.keep(text, f"{prefix} (edited)")
         return data.layout_choice(choice)
     except LayoutError as exc:

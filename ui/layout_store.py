@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 
+from assembler.analysis.layout_text import check_names
 from ui import data
 
 PREFIX = "text:"
@@ -33,8 +34,10 @@ def link(choice: data.LayoutChoice) -> str:
 
 
 def keep(text: str, source: str) -> data.LayoutChoice:
-    """Parse a layout (raises LayoutError) and keep its text for links."""
+    """Parse a layout (raises LayoutError, with "did you mean" for an unknown component)
+    and keep its text for links."""
     choice = data.layout_choice(text, source)
+    check_names(choice.layout)
     store = _store()
     with store["lock"]:
         items: OrderedDict[str, tuple[str, str]] = store["items"]

@@ -99,3 +99,20 @@ def test_money_per_session_and_per_month_at_the_users_count() -> None:
     assert "per session" in text and "per month" in text and "at 1 session a day" in text
     at.number_input(key="cmp_sessions_per_day").set_value(300).run()
     assert "at 300 sessions a day" in _plain(" ".join(m.value for m in at.markdown))
+
+
+def test_the_layout_editor_starts_full_and_suggests_names() -> None:
+    from assembler.analysis.layouts import builtin_layout
+    from assembler.design.components import default_registry
+
+    at = _compare()
+    at.selectbox(key="head_choice").select(EDIT).run()
+    text = at.text_area(key="head_text_seed").value
+    for c in builtin_layout("seed").apply(default_registry()):
+        assert f"  {c.name}: {{layer: {c.layer.value}, order: {c.order}," in text
+    assert "\nbreakpoints: [" in text and "ttl" in text
+    at.text_area(key="head_text_seed").input(
+        text.replace("  current_date:", "  curent_date:", 1)
+    ).run()
+    assert not at.exception
+    assert any("did you mean current_date?" in e.value for e in at.error)
