@@ -9,6 +9,7 @@ import pytest
 from assembler.analysis.layout_text import check_names, full_layout_text
 from assembler.analysis.layouts import (
     BUILTIN_LAYOUTS,
+    Layout,
     LayoutError,
     builtin_layout,
     parse_layout_text,
