@@ -62,6 +62,13 @@ def body() -> None:
         delta_color="green",
         delta_arrow="off",
     )
+    if a.steps and a.steps[0].usd > a.steps[0].usd_without_cache:
+        s1 = a.steps[0]
+        st.caption(
+            f"Step 1 costs \\${s1.usd:,.5f} with caching and \\${s1.usd_without_cache:,.5f} "
+            f"without: writing {s1.write:,} tokens to the cache is billed above the plain input "
+            "price (the write premium); the steps that read them pay it back."
+        )
     st.markdown("#### :material/table_chart: Breakdown")
 
     def tok(v: float) -> str:

@@ -116,3 +116,12 @@ def test_the_layout_editor_starts_full_and_suggests_names() -> None:
     ).run()
     assert not at.exception
     assert any("did you mean current_date?" in e.value for e in at.error)
+
+
+def test_savings_explains_the_write_premium_of_step_1() -> None:
+    at = new_app(session="coding_agent_midnight")
+    at.run()
+    at.switch_page("pages/4_Savings.py").run()
+    assert not at.exception and not at.error
+    (premium,) = [_plain(c.value) for c in at.caption if "write premium" in c.value]
+    assert premium.startswith("Step 1 costs $0.02478 with caching and $0.02008 without")
