@@ -39,7 +39,7 @@ class MissInput:
 
 def _not_read(res: CacheResult) -> str:
     """What became of tokens the cache no longer served, in the step's own numbers."""
-    return f"not read from the cache (this step writes {res.write:,} and sends {res.uncached:,} uncached)"
+    return f"not reused (this step writes {res.write:,} and sends {res.uncached:,} uncached)"
 
 
 def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:

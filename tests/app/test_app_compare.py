@@ -3,7 +3,7 @@ links that carry the layout they name, money at the user's session count."""
 
 from __future__ import annotations
 
-from app_helpers import new_app
+from app_helpers import ROOT, new_app
 from streamlit.testing.v1 import AppTest
 
 EDIT = "Edit in the page…"
@@ -45,22 +45,67 @@ def test_costs_differ_from_step_1_so_the_divergence_is_step_1() -> None:
 
 
 def test_midnight_banner_names_the_side_and_both_sentences() -> None:
+    from assembler.analysis.compare import compare
+    from assembler.analysis.layouts import builtin_layout
+    from assembler.sessions.loader import load_session
+
+    session = load_session(ROOT / "sample_sessions" / "coding_agent_midnight.yaml")
+    cmp = compare(session, builtin_layout("seed"), builtin_layout("date-in-l0"))
+    # the first step where any of read / write / uncached / cost differs, found here directly
+    k, bs, hs = next(
+        (i + 1, b, h)
+        for i, (b, h) in enumerate(zip(cmp.base.steps, cmp.head.steps, strict=True))
+        if (b.read, b.write, b.uncached, b.usd) != (h.read, h.write, h.uncached, h.usd)
+    )
+    worse = "head" if hs.read < bs.read else "base"
     at = _compare(session="coding_agent_midnight", base="seed", head="date-in-l0")
     banner = _plain(at.warning[0].value)
-    assert banner.startswith("First divergence at step 19: the head layout reads less")
+    assert banner.startswith(f"First divergence at step {k}: the {worse} layout reads less")
     captions = [_plain(c.value) for c in at.caption]
     base = next(c for c in captions if c.startswith("Base: reads"))
     head = next(c for c in captions if c.startswith("Head: reads"))
     frame = at.dataframe[0].value.set_index("step")
-    row = frame.loc[19]
-    # the sentence's numbers are the step's numbers
-    assert (
-        f"writes {row['write_head']:,}" in head
-        and f"sends {row['uncached_head']:,} uncached" in head
+    row = frame.loc[k]
+    # the sentences' numbers are the step's numbers
+    assert head.startswith(
+        f"Head: reads {row['read_head']:,}, writes {row['write_head']:,}, "
+        f"sends {row['uncached_head']:,} uncached"
     )
-    assert f"this step writes {row['write_head']:,}" in head
-    assert f"writes {row['write_base']:,}" in base
-    assert "re-sent uncached" not in head
+    assert base.startswith(
+        f"Base: reads {row['read_base']:,}, writes {row['write_base']:,}, "
+        f"sends {row['uncached_base']:,} uncached"
+    )
+    for side, text in (("head", head), ("base", base)):
+        if "this step writes" in text:
+            assert (
+                f"this step writes {row['write_' + side]:,} and sends {row['uncached_' + side]:,} uncached"
+                in text
+            )
+        assert "re-sent uncached" not in text
+
+
+def test_every_miss_sentence_uses_its_steps_numbers() -> None:
+    import re
+
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.layouts import BUILTIN_LAYOUTS, builtin_layout
+    from assembler.sessions.loader import load_session
+
+    session = load_session(ROOT / "sample_sessions" / "coding_agent_midnight.yaml")
+    seen = 0
+    for name in BUILTIN_LAYOUTS:
+        for s in analyze(session, builtin_layout(name)).steps:
+            if s.miss is None:
+                continue
+            m = re.search(r"this step writes ([\d,]+) and sends ([\d,]+) uncached", s.miss.sentence)
+            if m:
+                seen += 1
+                assert (int(m[1].replace(",", "")), int(m[2].replace(",", ""))) == (
+                    s.write,
+                    s.uncached,
+                )
+            assert "re-sent uncached" not in s.miss.sentence
+    assert seen > 0
 
 
 def test_a_ttl_1h_head_is_not_blamed_for_the_base() -> None:
@@ -119,9 +164,21 @@ def test_the_layout_editor_starts_full_and_suggests_names() -> None:
 
 
 def test_savings_explains_the_write_premium_of_step_1() -> None:
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.layouts import builtin_layout
+    from assembler.sessions.loader import load_session
+
+    s1 = analyze(
+        load_session(ROOT / "sample_sessions" / "coding_agent_midnight.yaml"),
+        builtin_layout("seed"),
+    ).steps[0]
+    assert s1.usd > s1.usd_without_cache  # the premium this test is about
     at = new_app(session="coding_agent_midnight")
     at.run()
     at.switch_page("pages/4_Savings.py").run()
     assert not at.exception and not at.error
     (premium,) = [_plain(c.value) for c in at.caption if "write premium" in c.value]
-    assert premium.startswith("Step 1 costs $0.02478 with caching and $0.02008 without")
+    assert premium.startswith(
+        f"Step 1 costs ${s1.usd:,.5f} with caching and ${s1.usd_without_cache:,.5f} without: "
+        f"writing {s1.write:,} tokens"
+    )

@@ -33,15 +33,35 @@ def _html(at: AppTest) -> str:
 
 def test_recorded_history_is_folded_by_turn(monkeypatch: pytest.MonkeyPatch) -> None:
     from assembler.analysis import history_view
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.layouts import builtin_layout
+    from assembler.analysis.uploads import read_upload
+    from assembler.sessions.loader import parse_bytes
+    from assembler.sessions.model import LLMCall
 
     monkeypatch.setattr(history_view, "MIN_FOLD_BLOCKS", 0)
-    at = _imported(11)
+    up = read_upload([(f.name, f.read_bytes()) for f in FILES])
+    session = parse_bytes(up.raw, up.name)
+    a = analyze(session, builtin_layout("seed"))
+    calls = [e for e in session.events if isinstance(e, LLMCall)]
+    # the first step whose history has a fold, by the library's own rule
+    step, fold = next(
+        (s, f)
+        for s, c in zip(a.steps, calls, strict=True)
+        if c.request is not None
+        for f in history_view.fold_history(s.blocks, [b.role for b in c.request], 0)
+        if isinstance(f, history_view.Fold)
+    )
+    assert fold.blocks > 1
+    at = _imported(step.step)
     page = _html(at)
-    assert 'data-block="turns 1–4 · 16 blocks"' in page
+    assert f'data-block="{fold.name}"' in page
     captions = [c.value.replace("\\", "") for c in at.caption]
-    assert any("turns 1–4 · read · " in c and c.startswith("Folded") for c in captions)
-    # the turn that changed stays open, block by block
-    assert 'data-block="messages[17] tool_use Bash"' in page
+    assert any(fold.label in c and c.startswith("Folded") for c in captions)
+    # blocks that changed stay open, one row each
+    for b in step.blocks:
+        if b.change in ("new", "changed") and b.section == "messages":
+            assert f'data-block="{b.name}"' in page
     # what applies to a recorded request is said plainly
     assert any(
         c.startswith("Recorded request: it is replayed with its own blocks") for c in captions
