@@ -29,7 +29,8 @@ def test_ten_presses_150_ms_apart_move_ten_steps(server: str, tab: Any) -> None:
     tab.goto(f"{server}/?step=1&session=research_agent&layout=seed")
     indicator(tab, "Step 1 / 21")
     settle(tab)
-    tab.wait_for_timeout(500)  # the key listener mounts with the page
+    # the key listener mounts with the page: presses before it exists are not seen
+    tab.wait_for_function("() => window.__caiStepKeys && window.__caiStepKeys.active")
     for _ in range(10):
         tab.keyboard.press("ArrowRight")
         tab.wait_for_timeout(150)
