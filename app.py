@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from assembler.analysis.walkthrough import header_sentence
-from ui import html, page, step
+from ui import billing, html, measured_panel, page, step, step_blocks
 from ui.sidebar import sidebar
 
 #: Blocks that hold the call tree: the seed's one block, or split-tree's two.
@@ -53,7 +53,8 @@ def body() -> None:
     step.controls(n, total)
 
     tok = "tokens ≈" if approx else "tokens"
-    m = st.columns(6)
+    # two rows of three: every figure stays whole in a 1,000-px window
+    m = [*st.columns(3), *st.columns(3)]
     m[0].metric(f"Total {tok}", f"{s.tokens.get('total', 0):,}")
     m[1].metric(f"Cached (read) {tok}", f"{s.read:,}")
     m[2].metric("Written to cache", f"{s.write:,}")
@@ -76,11 +77,17 @@ def body() -> None:
     else:
         st.info(verdict, icon=":material/info:")
 
-    left, right = st.columns([3, 2], gap="medium")
+    key = (sel.session_key, sel.layout.key, sel.provider, sel.model, sel.ttl)
+    measured = measured_panel.comparisons(key, a).get(n)
+    if measured is not None:
+        with st.container(border=True):
+            billing.show(sel, a)
+            measured_panel.panel(measured)
+
+    left, right = st.container(key="step_columns").columns([3, 2], gap="medium")
     with left:
         st.markdown("#### :material/stacks: Assembled context, in wire order")
-        st.html(html.legend())
-        st.html(html.block_stack(s.blocks, s.cached_prefix_tokens, approx))
+        step_blocks.stack(sel.session_key, sel.session, s, approx)
         changes: dict[str, list[str]] = {}
         for b in s.blocks:
             changes.setdefault(b.change, []).append(b.name)
@@ -97,12 +104,10 @@ def body() -> None:
                 + ("; ".join(parts) if parts else "no block changed")
                 + f"; {len(changes.get('unchanged', []))} unchanged."
             )
-        with st.expander("Block text", icon=":material/article:"):
-            names = [b.name for b in s.blocks]
-            if names:
-                chosen = st.selectbox("Block", names, key="block_text_choice")
-                block = next(b for b in s.blocks if b.name == chosen)
-                st.code(block.text, language=None, wrap_lines=True)
+        with st.expander("Block text and what changed", icon=":material/difference:"):
+            step_blocks.block_detail(a, s)
+        with st.expander("The request as sent", icon=":material/data_object:"):
+            step_blocks.wire_view(sel.session, sel.layout.layout, s, a.provider, sel.ttl)
     with right:
         by_name = {b.name: b for b in s.blocks}
         st.markdown("#### :material/account_tree: Call tree")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, page, step
+from assembler.analysis.downsample import MAX_POINTS
+from ui import billing, charts, data, page, step
 from ui.html import md
 from ui.sidebar import sidebar
 
@@ -33,6 +37,7 @@ def body() -> None:
             else ""
         )
     )
+    billing.show(sel, a)
     info, link = st.columns([4, 1], vertical_alignment="center")
     info.subheader(f"Step {n} / {total}", anchor=False)
     info.caption(
@@ -49,13 +54,38 @@ def body() -> None:
     def pick(chosen: int) -> None:
         step.set_step(chosen, total)
 
+    figures: dict[str, Callable[[], go.Figure]] = {
+        "Cache": lambda: charts.cache_per_step(frame, n, a),
+        "Tokens by layer": lambda: charts.tokens_by_layer(frame, n),
+        "Cumulative cost": lambda: charts.cumulative_cost(frame, n),
+        "Size against depth": lambda: charts.size_vs_depth(frame, n),
+    }
+    keys = {
+        "Cache": "chart_cache",
+        "Tokens by layer": "chart_layers",
+        "Cumulative cost": "chart_cost",
+        "Size against depth": "chart_depth",
+    }
+    skips = {"Size against depth": (1,)}  # the star marking the current step
+
+    def draw(name: str) -> None:
+        charts.chart(figures[name](), keys[name], steps, pick, skip_curves=skips.get(name, ()))
+
+    if len(frame) > MAX_POINTS:
+        # A long session: one chart at a time, so a click redraws one figure, not four.
+        names = list(figures)
+        picked = st.segmented_control(
+            "Chart", names, default=names[0], key="timeline_chart", label_visibility="collapsed"
+        )
+        draw(picked or names[0])
+        return
     left, right = st.columns(2)
     with left:
-        charts.chart(charts.tokens_by_layer(frame, n), "chart_layers", steps, pick)
-        charts.chart(charts.cumulative_cost(frame, n), "chart_cost", steps, pick)
+        draw("Tokens by layer")
+        draw("Cumulative cost")
     with right:
-        charts.chart(charts.cache_per_step(frame, n, a), "chart_cache", steps, pick)
-        charts.chart(charts.size_vs_depth(frame, n), "chart_depth", steps, pick, skip_curves=(1,))
+        draw("Cache")
+        draw("Size against depth")
 
 
 page.setup("Timeline", ":material/timeline:")

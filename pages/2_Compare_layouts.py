@@ -6,8 +6,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from assembler.analysis import compare_steps
+from assembler.analysis.layout_text import full_layout_text
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
-from ui import data, page, step
+from assembler.analysis.results import SessionAnalysis
+from ui import billing, charts, data, layout_store, page, step
 from ui.html import md
 from ui.sidebar import Selection, sidebar
 
@@ -35,14 +38,22 @@ def _side(title: str, prefix: str, default: str) -> data.LayoutChoice | None:
             if up is None:
                 st.caption("Upload a layout YAML file.")
                 return None
-            return data.layout_choice(up.getvalue().decode("utf-8"), up.name)
+            return layout_store.keep(up.getvalue().decode("utf-8"), up.name)
         if choice == EDIT:
             start = st.selectbox("Start from", BUILTIN_LAYOUTS, key=f"{prefix}_start")
             text_key = f"{prefix}_text_{start}"
             if text_key not in st.session_state:
-                st.session_state[text_key] = data.builtin_layout_text(start)
-            text = st.text_area("Layout YAML", key=text_key, height=220)
-            return data.layout_choice(text, f"{prefix} (edited)")
+                own = data.builtin_layout_text(start)
+                st.session_state[text_key] = full_layout_text(data.layout_choice(start).layout, own)
+            text = st.text_area(
+                "Layout YAML",
+                key=text_key,
+                height=420,
+                help="Every component in wire order with its layer, order, placement and enabled; "
+                "then the breakpoints and the lifetime. Move a component by editing its layer "
+                "or order; the comparison reruns when you leave the field (Ctrl+Enter).",
+            )
+            return layout_store.keep(text, f"{prefix} (edited)")
         return data.layout_choice(choice)
     except LayoutError as exc:
         st.error(str(exc), icon=":material/error:")
@@ -55,13 +66,19 @@ def _chart(
     frame: pd.DataFrame, column: str, title: str, y: str, base: str, head: str, split: int | None
 ) -> go.Figure:
     fig = go.Figure()
+    full = len(frame)
+    frame = charts.thin(frame, [f"{column}_base", f"{column}_head"])  # extremes kept
+    if len(frame) < full:
+        title += f" ({len(frame):,} of {full:,} steps: extremes kept)"
     for side, name, colour in (("base", base, "#3b5bdb"), ("head", head, "#e8590c")):
-        fig.add_scatter(
-            x=frame["step"],
-            y=frame[f"{column}_{side}"],
-            name=f"{side}: {name}",
-            mode="lines+markers" if len(frame) <= 200 else "lines",
-            line={"color": colour},
+        fig.add_trace(
+            go.Scattergl(
+                x=frame["step"],
+                y=frame[f"{column}_{side}"],
+                name=f"{side}: {name}",
+                mode="lines+markers" if len(frame) <= 200 else "lines",
+                line={"color": colour},
+            )
         )
     if split is not None:
         fig.add_vline(x=split, line_width=2, line_dash="dot", line_color="#c92a2a")
@@ -108,37 +125,37 @@ def body() -> None:
         sel.session_key, sel.session, base, head, sel.provider, sel.model, sel.ttl
     )
     b, h = cmp.base, cmp.head
-    if cmp.first_divergent_step is None:
+    billing.strip(
+        billing.costs(
+            (sel.session_key, base.key, sel.provider, sel.model, sel.ttl), b, sel.provider is None
+        )
+    )
+    steps = compare_steps.pairs(b, h)
+    first = compare_steps.first_divergence(steps)
+    if first is None:
         st.success(
-            "The two layouts give the same cache numbers at every step.",
+            "The two layouts give the same read, write, uncached tokens and cost at every step.",
             icon=":material/check_circle:",
         )
     else:
-        where = (
-            f"**{md(cmp.breaking_component)}** ({md(cmp.breaking_layer)})"
-            if cmp.breaking_component
-            else "an unnamed block"
-        )
         st.warning(
-            f"First divergence at **step {cmp.first_divergent_step}**: {where} breaks the prefix under the head layout.",
+            md(compare_steps.banner(first, b.steps[first.step - 1], h.steps[first.step - 1])),
             icon=":material/call_split:",
         )
-        if cmp.sentence:
-            st.caption(md(cmp.sentence))
-        st.page_link(
-            "app.py",
-            label=f"Open step {cmp.first_divergent_step} under the head layout in the step view",
-            icon=":material/stacks:",
-            query_params={
-                "step": str(cmp.first_divergent_step),
-                **(
-                    {"session": sel.session_name}
-                    if not sel.session_name.startswith("upload:")
-                    else {}
-                ),
-                **({"layout": head.key} if head.key in BUILTIN_LAYOUTS else {}),
-            },
-        )
+        st.caption(md(compare_steps.side_sentence("Base:", first.base)))
+        st.caption(md(compare_steps.side_sentence("Head:", first.head)))
+        for side, choice in (("base", base), ("head", head)):
+            st.page_link(
+                "app.py",
+                label=f"Open step {first.step} under the {side} layout ({choice.label})",
+                icon=":material/stacks:",
+                query_params={
+                    "step": str(first.step),
+                    "session": sel.session_name,
+                    "layout": layout_store.link(choice),
+                },
+            )
+    _money(b, h)
     m = st.columns(4)
     m[0].metric("Hit ratio, base", f"{b.totals['hit_ratio']:.1%}")
     m[1].metric(
@@ -160,16 +177,24 @@ def body() -> None:
     )
     frame = pd.DataFrame(
         {
-            "step": [s.step for s in b.steps],
-            "function": [s.function for s in b.steps],
-            "hit_ratio_base": [s.hit_ratio for s in b.steps],
-            "hit_ratio_head": [s.hit_ratio for s in h.steps],
-            "usd_base": [s.usd for s in b.steps],
-            "usd_head": [s.usd for s in h.steps],
-            "miss_head": [s.miss.component if s.miss else "" for s in h.steps],
+            "step": [p.step for p in steps],
+            "function": [s.function for s in b.steps[: len(steps)]],
+            "read_base": [p.base.read for p in steps],
+            "write_base": [p.base.write for p in steps],
+            "uncached_base": [p.base.uncached for p in steps],
+            "read_head": [p.head.read for p in steps],
+            "write_head": [p.head.write for p in steps],
+            "uncached_head": [p.head.uncached for p in steps],
+            "hit_ratio_base": [s.hit_ratio for s in b.steps[: len(steps)]],
+            "hit_ratio_head": [s.hit_ratio for s in h.steps[: len(steps)]],
+            "usd_base": [p.base.usd for p in steps],
+            "usd_head": [p.head.usd for p in steps],
+            "usd_diff": [p.usd_difference for p in steps],
+            "miss_base": [p.base.miss_component or "" for p in steps],
+            "miss_head": [p.head.miss_component or "" for p in steps],
         }
     )
-    split = cmp.first_divergent_step
+    split = first.step if first else None
     left, right = st.columns(2)
     left.plotly_chart(
         _chart(
@@ -186,13 +211,53 @@ def body() -> None:
         width="stretch",
         height=min(38 + 35 * len(frame), 420),
         column_config={
+            "read_base": "read (base)",
+            "write_base": "written (base)",
+            "uncached_base": "uncached (base)",
+            "read_head": "read (head)",
+            "write_head": "written (head)",
+            "uncached_head": "uncached (head)",
             "hit_ratio_base": st.column_config.NumberColumn("hit ratio (base)", format="percent"),
             "hit_ratio_head": st.column_config.NumberColumn("hit ratio (head)", format="percent"),
             "usd_base": st.column_config.NumberColumn("USD (base)", format="%.5f"),
             "usd_head": st.column_config.NumberColumn("USD (head)", format="%.5f"),
+            "usd_diff": st.column_config.NumberColumn("USD head − base", format="%+.6f"),
+            "miss_base": "miss under base",
             "miss_head": "miss under head",
         },
     )
+
+
+def _money(b: SessionAnalysis, h: SessionAnalysis) -> None:
+    """The change in dollars per session and per month at the user's session count."""
+    st.markdown("#### :material/payments: In money")
+    c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
+    per_day = c1.number_input(
+        "Sessions per day", min_value=0, max_value=10_000_000, value=1, key="cmp_sessions_per_day"
+    )
+    diff = h.totals["usd"] - b.totals["usd"]
+    month = diff * per_day * 30
+    c2.markdown(
+        f"Head − base: **{_signed(diff)} per session**, **{_signed(month)} per month** "
+        f"at {per_day:,} session{'s' if per_day != 1 else ''} a day (30 days)."
+    )
+    if b.steps and h.steps:
+        same = (b.steps[0].usd, b.steps[0].write) == (h.steps[0].usd, h.steps[0].write)
+        sides = (("both layouts", b),) if same else (("the base layout", b), ("the head layout", h))
+        for name, a in sides:
+            s1 = a.steps[0]
+            if s1.usd > s1.usd_without_cache:
+                st.caption(
+                    f"Step 1 under {name} costs \\${s1.usd:,.5f} with caching and "
+                    f"\\${s1.usd_without_cache:,.5f} without: writing {s1.write:,} tokens to the "
+                    "cache is billed above the plain input price (the write premium); later "
+                    "steps that read them pay it back."
+                )
+
+
+def _signed(usd: float) -> str:
+    sign = "+" if usd >= 0 else "−"
+    return f"{sign}\\${abs(usd):,.4f}" if abs(usd) < 1 else f"{sign}\\${abs(usd):,.2f}"
 
 
 page.setup("Compare layouts", ":material/compare_arrows:")

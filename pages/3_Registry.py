@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from assembler.design.components import default_registry
-from ui import page, step
+from ui import billing, page, step
 from ui.sidebar import sidebar
 
 EXAMPLE = '''\
@@ -51,6 +51,7 @@ def body() -> None:
         f"The components registered under layout **{sel.layout.label}**, in wire order. "
         "A feature adds context by registering a component; the assembler never names one."
     )
+    billing.show(sel, a)
     st.subheader(f"Step {n} / {total}", anchor=False)
     registry = sel.layout.layout.apply(default_registry())
     rows = []

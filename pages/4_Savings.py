@@ -10,7 +10,7 @@ import streamlit as st
 
 from assembler.analysis.report_json import analysis_json
 from assembler.analysis.report_rows import analysis_rows
-from ui import page, step
+from ui import billing, page, step
 from ui.html import md
 from ui.sidebar import sidebar
 
@@ -32,18 +32,21 @@ def body() -> None:
         f"{md(a.model)} · lifetime {md(a.ttl)}. Prices from genai-prices (offline)."
         + (" Token counts are approximate for this provider." if a.approximate_tokens else "")
     )
+    costs = billing.show(sel, a)
     c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
     per_day = c1.number_input(
         "Sessions per day",
         min_value=0,
         max_value=10_000_000,
-        value=1000,
-        step=100,
+        value=1,
+        step=1,
         key="sessions_per_day",
+        help="How many sessions like this one run per day; set your own count.",
     )
     c2.caption(
         "Provider, model and lifetime are in the sidebar. One session here is this recorded "
-        f"session: {len(a.steps):,} LLM calls."
+        f"session: {len(a.steps):,} LLM calls. The figures start from one session a day: "
+        "set the count your team runs."
     )
     with_cache = float(t.get("usd", 0.0))
     without = float(t.get("usd_without_cache", 0.0))
@@ -59,6 +62,13 @@ def body() -> None:
         delta_color="green",
         delta_arrow="off",
     )
+    if a.steps and a.steps[0].usd > a.steps[0].usd_without_cache:
+        s1 = a.steps[0]
+        st.caption(
+            f"Step 1 costs \\${s1.usd:,.5f} with caching and \\${s1.usd_without_cache:,.5f} "
+            f"without: writing {s1.write:,} tokens to the cache is billed above the plain input "
+            "price (the write premium); the steps that read them pay it back."
+        )
     st.markdown("#### :material/table_chart: Breakdown")
 
     def tok(v: float) -> str:
@@ -74,6 +84,8 @@ def body() -> None:
         ("cost without caching", without, _usd, True),
         ("saved by caching", saved, _usd, True),
     ]
+    if costs.billed is not None:
+        lines.append(("cost as billed (measured usage)", costs.billed, _usd, True))
     breakdown = pd.DataFrame(
         [
             {

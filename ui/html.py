@@ -78,6 +78,13 @@ STYLE = """
 .cai-tree .t-rnote{font-family:sans-serif;font-size:.72rem;color:#aaa}
 .cai-indicator{font-size:1.35rem;font-weight:700;letter-spacing:.01em;margin:.15rem 0}
 .cai-sub{color:#555;font-size:.9rem}
+/* Narrow windows: the step view's two columns wrap (stack first, call tree below) when the
+   block stack would be narrower than its columns; metric values shrink instead of being cut. */
+.st-key-step_columns [data-testid="stHorizontalBlock"]{flex-wrap:wrap}
+.st-key-step_columns [data-testid="stColumn"]:first-child{min-width:min(100%,33rem);flex:3 1 33rem}
+.st-key-step_columns [data-testid="stColumn"]:last-child{min-width:16rem;flex:2 1 16rem}
+[data-testid="stMetricValue"]{font-size:clamp(1.25rem,2.3vw,2.1rem)}
+.st-key-prev button,.st-key-next button{white-space:nowrap;min-width:0;padding-left:.4rem;padding-right:.4rem}
 .cai-approx{display:inline-block;background:#fff3bf;color:#7a4f01;border:1px solid #ffd43b;border-radius:4px;padding:0 .35rem;font-size:.74rem;font-weight:600}
 </style>
 """

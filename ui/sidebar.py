@@ -16,7 +16,7 @@ import streamlit as st
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
 from assembler.analysis.results import SessionAnalysis
 from assembler.sessions.model import Session, SessionError
-from ui import data
+from ui import data, html, layout_store, uploads
 
 UPLOAD = "Upload a file…"
 RECORDED = "as recorded"
@@ -48,10 +48,9 @@ class Selection:
     def query(self) -> dict[str, str]:
         """The query parameters that bring this choice back (bundled sessions, built-in layouts)."""
         params: dict[str, str] = {}
-        if not self.session_name.startswith("upload:"):
-            params["session"] = self.session_name
-        if self.layout.key in BUILTIN_LAYOUTS:
-            params["layout"] = self.layout.key
+        params["session"] = self.session_name
+        if self.layout.key in BUILTIN_LAYOUTS or layout_store.find(layout_store.link(self.layout)):
+            params["layout"] = layout_store.link(self.layout)
         return params
 
 
@@ -78,38 +77,15 @@ def apply_query_params() -> None:
     session, layout = token
     if session and session in data.bundled_sessions():
         st.session_state["sel_session"] = session
+    elif session and session.startswith(uploads.PREFIX):
+        st.session_state["sel_session"] = UPLOAD
+        if not uploads.restore(session):
+            st.session_state["_upload_lost"] = session
     if layout and layout in BUILTIN_LAYOUTS:
         st.session_state["sel_layout"] = layout
-
-
-def _session_upload(errors: list[str]) -> None:
-    up = st.sidebar.file_uploader(
-        "Session file (.yaml, .jsonl)",
-        type=["yaml", "yml", "jsonl", "json"],
-        key="upload_session",
-        max_upload_size=data.MAX_SESSION_MB,
-        help=f"At most {data.MAX_SESSION_MB} MB, format context-session/1.",
-    )
-    if up is None:
-        return
-    token = (up.name, up.file_id, up.size)
-    if st.session_state.get("uploaded_session_token") == token:
-        return  # this upload was read and validated on an earlier run
-    if up.size > data.MAX_SESSION_MB * 1024 * 1024:
-        errors.append(
-            f"{up.name}: the file is {up.size:,} bytes; the limit is {data.MAX_SESSION_MB} MB"
-        )
-        return
-    raw = up.getvalue()
-    try:
-        key, _ = data.parse_session_bytes(raw, up.name)
-    except SessionError as exc:
-        errors.append(str(exc))
-        st.session_state.pop("uploaded_session", None)
-        st.session_state.pop("uploaded_session_token", None)
-        return
-    st.session_state["uploaded_session_token"] = token
-    st.session_state["uploaded_session"] = (up.name, raw, key)
+    elif layout and (kept := layout_store.find(layout)) is not None:
+        st.session_state["sel_layout"] = UPLOAD
+        st.session_state["uploaded_layout"] = kept
 
 
 def _layout_upload(errors: list[str]) -> None:
@@ -153,7 +129,7 @@ def sidebar() -> Selection | None:
         label_visibility="collapsed",
     )
     if choice == UPLOAD:
-        _session_upload(errors)
+        uploads.uploader(errors)
 
     sb.markdown("### :material/view_agenda: Layout")
     l_options = [*BUILTIN_LAYOUTS, UPLOAD]
@@ -191,13 +167,22 @@ def sidebar() -> Selection | None:
 
     # Resolve the session.
     if choice == UPLOAD:
-        uploaded = st.session_state.get("uploaded_session")
-        if uploaded is None:
-            if not errors:
-                st.info("Upload a session file in the sidebar, or pick a bundled one.")
+        kept = uploads.current()
+        if kept is None:
+            lost = st.session_state.pop("_upload_lost", None)
+            if lost:
+                st.warning(
+                    f"The link names an upload ({html.md(lost)}) this server no longer keeps: "
+                    "upload the file again."
+                )
+            elif not errors:
+                st.info(
+                    "Upload a session file or a raw transcript (Claude Code, Codex, request log) "
+                    "in the sidebar, or pick a bundled session."
+                )
             return None
-        name, raw, known = uploaded
-        session_name = f"upload:{name}"
+        name, raw, known = kept.name, kept.raw, kept.key
+        session_name = kept.link
     else:
         name, raw, known = choice, data.bundled_bytes(choice), data.bundled_key(choice)
         session_name = choice
@@ -214,7 +199,7 @@ def sidebar() -> Selection | None:
             if not errors:
                 st.info("Upload a layout file in the sidebar, or pick a built-in one.")
             return None
-        layout = data.layout_choice(up_layout[1], up_layout[0])
+        layout = layout_store.keep(up_layout[1], up_layout[0])
     else:
         layout = data.layout_choice(l_choice)
 

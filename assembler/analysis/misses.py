@@ -37,6 +37,11 @@ class MissInput:
     compacted: bool = False  # the step is labelled as the first after a compaction
 
 
+def _not_read(res: CacheResult) -> str:
+    """What became of tokens the cache no longer served, in the step's own numbers."""
+    return f"not reused (this step writes {res.write:,} and sends {res.uncached:,} uncached)"
+
+
 def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
     """The first block that breaks the prefix the previous request left cached, and why."""
     if prev is None or not x.blocks:
@@ -62,7 +67,7 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
                 "model switched",
                 lost,
                 f"lost its cache: the model switched from {prev.model} to {x.model}, "
-                f"whose cache is separate; {lost:,} tokens were re-sent uncached.",
+                f"whose cache is separate; {lost:,} tokens were {_not_read(res)}.",
             )
         if res.cause == "cache_key_changed":
             return make(
@@ -70,7 +75,7 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
                 "cache key changed",
                 lost,
                 f"lost its cache: the request's prompt_cache_key changed, which routes it to "
-                f"another cache; {lost:,} tokens were re-sent uncached.",
+                f"another cache; {lost:,} tokens were {_not_read(res)}.",
             )
         if res.expired:
             gap = duration_text(x.at - prev.at)
@@ -79,7 +84,7 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
                 "expired",
                 lost,
                 f"expired from the cache after a {gap} idle gap (lifetime {x.ttl}): "
-                f"{lost:,} tokens were re-sent uncached.",
+                f"{lost:,} tokens were {_not_read(res)}.",
             )
         simulated = _simulated_cause(x, at_read, lost, make)
         if simulated is not None:
@@ -133,7 +138,7 @@ def _simulated_cause(
             "setting changed",
             lost,
             f"lost its cache: {what}, which invalidates this part of the prefix; "
-            f"{lost:,} tokens were re-sent uncached.",
+            f"{lost:,} tokens were {_not_read(res)}.",
         )
     if res.cause == "concurrent_cold_write":
         return make(
@@ -149,7 +154,7 @@ def _simulated_cause(
             "lookback exceeded",
             lost,
             f"was cached, but more than {rules()['anthropic']['lookback']['value']} positions "
-            f"before the breakpoint, beyond the lookback: {lost:,} tokens were re-sent uncached.",
+            f"before the breakpoint, beyond the lookback: {lost:,} tokens were {_not_read(res)}.",
         )
     if res.cause == "breakpoint_mismatch":
         return make(
@@ -157,15 +162,15 @@ def _simulated_cause(
             "breakpoint mismatch",
             lost,
             f"sits in a stable prefix with no breakpoint at its end: the cache matches only "
-            f"at a breakpoint, so {lost:,} tokens were re-sent uncached.",
+            f"at a breakpoint, so {lost:,} tokens were {_not_read(res)}.",
         )
     if res.cause == "prefix_unit_mismatch":
         return make(
             index,
             "prefix unit mismatch",
             lost,
-            f"sits in a prefix no stored unit fully matches: {lost:,} tokens were re-sent "
-            f"uncached.",
+            f"sits in a prefix no stored unit fully matches: {lost:,} tokens were "
+            f"{_not_read(res)}.",
         )
     return None
 
@@ -184,7 +189,7 @@ def _changed(
             "io released",
             lost,
             f"changed because a finished call's io was released: "
-            f"{lost:,} tokens after it were re-sent uncached.",
+            f"{lost:,} tokens after it were {_not_read(x.result)}.",
         )
     if x.compacted and b.section == "messages":
         return make(
@@ -192,14 +197,14 @@ def _changed(
             "history compacted",
             lost,
             f"changed because the history was compacted into a summary: "
-            f"{lost:,} tokens after it were re-sent uncached.",
+            f"{lost:,} tokens after it were {_not_read(x.result)}.",
         )
     if all(old.name != b.name for old in prev.blocks):
         return make(
             index,
             "component added",
             lost,
-            f"was added: {lost:,} tokens after it were re-sent uncached.",
+            f"was added: {lost:,} tokens after it were {_not_read(x.result)}.",
         )
     if index < len(prev.blocks) and prev.blocks[index].name != b.name:
         gone = prev.blocks[index].name
@@ -209,7 +214,7 @@ def _changed(
                 b.layer.value,
                 "component removed",
                 lost,
-                f"{gone} was removed: {lost:,} tokens after it were re-sent uncached.",
+                f"{gone} was removed: {lost:,} tokens after it were {_not_read(x.result)}.",
                 "component_removed",
             )
     if b.placement == Placement.HISTORY and b.name.startswith("messages["):
@@ -219,12 +224,12 @@ def _changed(
             "history re-sent",
             lost,
             f"was re-sent by the client with other content than before: "
-            f"{lost:,} tokens after it were re-sent uncached.",
+            f"{lost:,} tokens after it were {_not_read(x.result)}.",
         )
     when = " at midnight" if x.day != prev.day else ""
     return make(
         index,
         "content changed",
         lost,
-        f"changed{when}: {lost:,} tokens after it were re-sent uncached.",
+        f"changed{when}: {lost:,} tokens after it were {_not_read(x.result)}.",
     )

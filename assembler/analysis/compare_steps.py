@@ -1,0 +1,117 @@
+"""Two analyses of one session step by step: where they first differ, and how, on each side.
+
+The first divergence is the first step where read, write, uncached tokens or cost
+differ between the two layouts, whichever side got the worse of it. Each side
+then says what happened there: its miss (component and sentence) or that it
+missed nothing, so a banner never blames one layout for the other's expiry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assembler.analysis.results import SessionAnalysis, StepAnalysis
+
+#: Costs closer than this (USD) are the same cost: float sums of identical prices.
+COST_EPSILON = 1e-12
+
+
+@dataclass(frozen=True)
+class SideAtStep:
+    read: int
+    write: int
+    uncached: int
+    usd: float
+    miss_component: str | None
+    miss_layer: str | None
+    miss_sentence: str | None
+
+
+@dataclass(frozen=True)
+class StepPair:
+    step: int
+    base: SideAtStep
+    head: SideAtStep
+
+    @property
+    def usd_difference(self) -> float:
+        """head − base (USD)."""
+        return self.head.usd - self.base.usd
+
+    @property
+    def differs(self) -> bool:
+        b, h = self.base, self.head
+        return (b.read, b.write, b.uncached) != (h.read, h.write, h.uncached) or abs(
+            b.usd - h.usd
+        ) > COST_EPSILON
+
+    @property
+    def worse(self) -> str | None:
+        """``base`` / ``head``: the side that read less (then: paid more) here; None if equal."""
+        if self.head.read != self.base.read:
+            return "head" if self.head.read < self.base.read else "base"
+        if abs(self.usd_difference) > COST_EPSILON:
+            return "head" if self.usd_difference > 0 else "base"
+        return None
+
+
+def _side(s: StepAnalysis) -> SideAtStep:
+    m = s.miss
+    return SideAtStep(
+        s.read,
+        s.write,
+        s.uncached,
+        s.usd,
+        m.component if m else None,
+        m.layer if m else None,
+        m.sentence if m else None,
+    )
+
+
+def pairs(base: SessionAnalysis, head: SessionAnalysis) -> list[StepPair]:
+    return [
+        StepPair(b.step, _side(b), _side(h)) for b, h in zip(base.steps, head.steps, strict=False)
+    ]
+
+
+def first_divergence(steps: list[StepPair]) -> StepPair | None:
+    return next((p for p in steps if p.differs), None)
+
+
+def side_sentence(name: str, side: SideAtStep) -> str:
+    """What one side did at a step, in one sentence."""
+    numbers = f"reads {side.read:,}, writes {side.write:,}, sends {side.uncached:,} uncached"
+    if side.miss_sentence:
+        return f"{name} {numbers}: {side.miss_sentence}"
+    return f"{name} {numbers}; no miss (it kept every cacheable block it could)."
+
+
+def first_block_difference(base: StepAnalysis, head: StepAnalysis) -> str | None:
+    """``name (layer)`` of the first block where the two requests part, in wire order:
+    by name or text, else (same requests) by cache state."""
+    for fields in (("name", "text"), ("name", "text", "cache")):
+        for i, hb in enumerate(head.blocks):
+            if i >= len(base.blocks):
+                return f"{hb.name} ({hb.layer})"
+            bb = base.blocks[i]
+            if any(getattr(bb, f) != getattr(hb, f) for f in fields):
+                return f"{hb.name} ({hb.layer})"
+        if len(base.blocks) > len(head.blocks):
+            bb = base.blocks[len(head.blocks)]
+            return f"{bb.name} ({bb.layer})"
+    return None
+
+
+def banner(pair: StepPair, base: StepAnalysis, head: StepAnalysis) -> str:
+    """One sentence: where the layouts part, which side did worse there and by what measure."""
+    worse = pair.worse
+    block = first_block_difference(base, head)
+    where = f"; the requests part at {block}" if block else ""
+    if worse is None:
+        return f"First divergence at step {pair.step}{where}."
+    b, h = pair.base, pair.head
+    if b.read != h.read:
+        what = f"reads less ({min(b.read, h.read):,} against {max(b.read, h.read):,} tokens)"
+    else:
+        what = f"costs more ({abs(pair.usd_difference):,.6f} USD)"
+    return f"First divergence at step {pair.step}: the {worse} layout {what}{where}."

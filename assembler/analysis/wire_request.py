@@ -1,0 +1,31 @@
+"""One step's request as the provider receives it: the JSON ``render --wire`` prints."""
+
+from __future__ import annotations
+
+import json
+
+from assembler.analysis.layouts import Layout
+from assembler.analysis.pipeline import SessionAssembler
+from assembler.design.wire import to_anthropic, to_openai
+from assembler.sessions.model import Session
+
+
+def wire_format(provider: str) -> str:
+    """``anthropic`` for Anthropic's Messages API, ``openai`` (Chat Completions) otherwise."""
+    return "anthropic" if provider == "anthropic" else "openai"
+
+
+def wire_json(session: Session, layout: Layout, step: int, provider: str, ttl: str | None = None) -> str:  # fmt: skip
+    """The request of step ``step`` (1-based) in ``provider``'s wire format, indented JSON."""
+    assembler = SessionAssembler(session, layout)
+    for s in assembler.steps():
+        if s.number != step:
+            continue
+        assembled = assembler.assemble(s)
+        model = s.context.profile.model
+        if wire_format(provider) == "anthropic":
+            request = to_anthropic(assembled.wire, model, ttl=ttl or layout.ttl or "5m")
+        else:
+            request = to_openai(assembled.wire, model, session.id)
+        return json.dumps(request, indent=2, ensure_ascii=False)
+    raise ValueError(f"step {step}: the session has no such step")

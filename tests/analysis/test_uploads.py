@@ -1,0 +1,95 @@
+"""Uploaded files are recognised by their records and imported in-process."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from assembler.analysis.uploads import (
+    CLAUDE_CODE,
+    CODEX,
+    REQUESTS,
+    SESSION,
+    UploadError,
+    read_upload,
+    recognise,
+)
+from assembler.sessions.loader import parse_bytes
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures"
+MAIN = FIX / "claude_code" / "session.jsonl"
+AGENT = FIX / "claude_code" / "subagents" / "agent-a1b2c3.jsonl"
+CODEX_FILE = FIX / "codex" / "rollout-2026-03-12T14-00-00-019a9776.jsonl"
+PROXY = FIX / "requests" / "proxy.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        (MAIN, CLAUDE_CODE),
+        (AGENT, CLAUDE_CODE),
+        (CODEX_FILE, CODEX),
+        (PROXY, REQUESTS),
+        (ROOT / "sample_sessions" / "research_agent.yaml", SESSION),
+    ],
+)
+def test_each_format_is_recognised_by_its_records(path: Path, kind: str) -> None:
+    # the name says nothing: recognition reads the content
+    assert recognise("upload.bin", path.read_bytes()) == kind
+
+
+def test_a_claude_code_transcript_with_its_subagent_file() -> None:
+    up = read_upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
+    assert up.summary == "Claude Code transcript, 12 requests, 1 subagent, 1 compaction"
+    session = parse_bytes(up.raw, up.name)
+    assert sum(1 for e in session.events if type(e).__name__ == "LLMCall") == 12
+
+
+def test_the_same_transcript_as_a_zip_gives_the_same_session() -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("project/session.jsonl", MAIN.read_bytes())
+        z.writestr("project/session/subagents/agent-a1b2c3.jsonl", AGENT.read_bytes())
+    zipped = read_upload([("transcript.zip", buf.getvalue())])
+    plain = read_upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
+    assert zipped.raw == plain.raw
+    assert zipped.summary == plain.summary
+
+
+def test_without_the_subagent_file_the_inline_count_is_what_is_left() -> None:
+    up = read_upload([(MAIN.name, MAIN.read_bytes())])
+    assert up.summary.startswith("Claude Code transcript, ")
+
+
+def test_codex_and_request_logs() -> None:
+    assert read_upload([(CODEX_FILE.name, CODEX_FILE.read_bytes())]).summary == (
+        "Codex rollout, 5 requests, 1 compaction"
+    )
+    assert read_upload([(PROXY.name, PROXY.read_bytes())]).summary == "request log, 8 requests"
+
+
+def test_an_unrecognised_file_names_the_formats_and_the_command() -> None:
+    with pytest.raises(UploadError) as err:
+        read_upload([("notes.jsonl", b'{"hello": 1}\n')])
+    message = str(err.value)
+    assert message.startswith("notes.jsonl: not a format the inspector reads")
+    assert "Claude Code transcript" in message and "Codex rollout" in message
+    assert "python -m assembler import" in message
+    assert "\n" not in message
+
+
+def test_two_main_transcripts_are_refused() -> None:
+    with pytest.raises(UploadError, match="expected one session or transcript"):
+        read_upload([("a.jsonl", MAIN.read_bytes()), ("b.jsonl", CODEX_FILE.read_bytes())])
+
+
+def test_an_importer_error_names_the_uploaded_file_not_a_temporary_path() -> None:
+    bad = b'{"type": "user", "sessionId": "s", "uuid": "u", "timestamp": "nope", "message": {"role": "user", "content": "x"}}\n'
+    with pytest.raises(UploadError) as err:
+        read_upload([("mine.jsonl", bad)])
+    assert str(err.value).startswith("mine.jsonl")
+    assert "inspector-upload-" not in str(err.value)

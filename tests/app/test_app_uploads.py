@@ -1,0 +1,156 @@
+"""AppTest: raw transcripts uploaded as they are, kept across pages and reloads, billed
+cost beside simulated, and the provider's measured numbers beside the simulation per step."""
+
+from __future__ import annotations
+
+from app_helpers import PAGES, ROOT, new_app
+from streamlit.testing.v1 import AppTest
+
+FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures"
+MAIN = FIX / "claude_code" / "session.jsonl"
+AGENT = FIX / "claude_code" / "subagents" / "agent-a1b2c3.jsonl"
+CODEX = FIX / "codex" / "rollout-2026-03-12T14-00-00-019a9776.jsonl"
+UPLOAD = "Upload a file…"
+
+
+def _upload(files: list[tuple[str, bytes]]) -> AppTest:
+    at = new_app()
+    at.run()
+    at.selectbox(key="w_sel_session").select(UPLOAD).run()
+    at.file_uploader(key="upload_session").set_value(
+        [(name, raw, "application/x-ndjson") for name, raw in files]
+    )
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _captions(at: AppTest) -> list[str]:
+    return [c.value.replace("\\", "") for c in at.caption]
+
+
+def _metric(at: AppTest, label: str) -> str:
+    (m,) = [m for m in at.metric if m.label == label]
+    return str(m.value)
+
+
+def test_a_claude_code_transcript_with_a_subagent_is_imported_and_summarised() -> None:
+    at = _upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
+    assert any(
+        "**session.jsonl** — Claude Code transcript, 12 requests, 1 subagent, 1 compaction" in c
+        for c in _captions(at)
+    )
+    assert at.subheader[0].value == "Step 1 / 12"
+    # the URL names the upload by content hash, so a reload brings it back
+    link = at.query_params["session"]
+    assert isinstance(link, str) and link.startswith("upload:")
+
+
+def test_billed_simulated_and_no_cache_cost_on_every_page() -> None:
+    at = _upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
+    billed = _metric(at, "Billed (measured usage)")
+    assert billed.startswith("$")
+    for path in ("pages/1_Timeline.py", "pages/3_Registry.py", "pages/4_Savings.py"):
+        at.switch_page(path).run()
+        assert not at.exception and not at.error, path
+        assert _metric(at, "Billed (measured usage)") == billed, path
+        assert _metric(at, "Simulated").startswith("$"), path
+        assert _metric(at, "Without caching").startswith("$"), path
+    at.switch_page("pages/2_Compare_layouts.py").run()
+    assert _metric(at, "Billed (measured usage)") == billed
+
+
+def test_the_billed_cost_is_the_measured_usage_priced() -> None:
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.layouts import builtin_layout
+    from assembler.analysis.uploads import read_upload
+    from assembler.cache.pricing import price
+    from assembler.sessions.loader import parse_bytes
+    from ui.billing import compute, money
+
+    up = read_upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
+    a = analyze(parse_bytes(up.raw, up.name), builtin_layout("seed"))
+    expected = 0.0
+    for s in a.steps:
+        assert s.measured is not None
+        u = s.measured
+        expected += price(
+            s.provider,
+            s.model,
+            total_input=u.input + u.cache_read + u.cache_write,
+            cache_read=u.cache_read,
+            cache_write=u.cache_write,
+            output=u.output,
+        )
+    c = compute(a, recorded_provider=True)
+    assert c.billed is not None and abs(c.billed - expected) < 1e-9
+    at = _upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
+    assert _metric(at, "Billed (measured usage)") == money(expected)
+
+
+def test_measured_beside_simulated_per_step() -> None:
+    at = _upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
+    from assembler.analysis.measured import compare_measured
+
+    at.query_params["step"] = "3"
+    at.run()
+    assert at.subheader[0].value == "Step 3 / 12"
+    html = "".join(h.proto.body for h in at.get("html"))
+    assert "Measured beside simulated" in "".join(m.value for m in at.markdown)
+    assert "<th>measured</th>" in html and "<th>simulated</th>" in html
+    # the numbers are the library's for this step
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.layouts import builtin_layout
+    from assembler.analysis.uploads import read_upload
+    from assembler.sessions.loader import parse_bytes
+
+    up = read_upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
+    c = {
+        x.step: x
+        for x in compare_measured(analyze(parse_bytes(up.raw, up.name), builtin_layout("seed")))
+    }[3]
+    assert f"<td>{c.measured.read:,}</td><td>{c.measured.write:,}</td>" in html
+    assert any(c.sentence.split(":")[0] in cap for cap in _captions(at))
+
+
+def test_a_codex_rollout_is_imported() -> None:
+    at = _upload([(CODEX.name, CODEX.read_bytes())])
+    assert any("Codex rollout, 5 requests, 1 compaction" in c for c in _captions(at))
+    assert at.subheader[0].value == "Step 1 / 5"
+
+
+def test_an_unrecognised_file_names_the_formats_and_the_command() -> None:
+    at = new_app()
+    at.run()
+    at.selectbox(key="w_sel_session").select(UPLOAD).run()
+    at.file_uploader(key="upload_session").upload("notes.jsonl", b'{"hello": 1}\n')
+    at.run()
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("notes.jsonl: not a format the inspector reads")
+    assert "python -m assembler import" in error
+
+
+def test_the_upload_survives_page_switches_and_a_reload_by_its_link() -> None:
+    at = _upload([(CODEX.name, CODEX.read_bytes())])
+    link = at.query_params["session"]
+    for path in PAGES[:4]:
+        at.switch_page(path).run()
+        assert not at.exception and not at.error, path
+        assert any("Codex rollout, 5 requests" in c for c in _captions(at)), path
+    at.switch_page("app.py").run()
+    assert at.subheader[0].value.endswith("/ 5")
+    # a reload is a new browser session: only the link is left
+    fresh = new_app(session=str(link), step="2")
+    fresh.run()
+    assert not fresh.exception and not fresh.error
+    assert fresh.subheader[0].value == "Step 2 / 5"
+    assert any("Codex rollout, 5 requests" in c for c in _captions(fresh))
+
+
+def test_a_link_to_an_upload_the_server_no_longer_keeps_says_so() -> None:
+    at = new_app(session="upload:0123456789abcdef")
+    at.run()
+    assert not at.exception
+    assert any("no longer keeps" in w.value for w in at.warning)

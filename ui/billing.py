@@ -1,0 +1,132 @@
+"""Billed beside simulated beside no-cache: the one place the app prices measured usage.
+
+An imported session carries what the provider reported per request; priced at
+that request's own provider and model it is the bill. Until the library has a
+session-cost function of its own this module computes it from the measured usage
+(``assembler.analysis.measured``) and the price table (``assembler.cache.pricing``);
+every page calls :func:`costs` and :func:`strip`, so swapping the source is one edit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from assembler.analysis.results import SessionAnalysis
+from assembler.cache.pricing import PricingError, price
+
+if TYPE_CHECKING:
+    from ui.sidebar import Selection
+
+
+@dataclass(frozen=True)
+class Costs:
+    """A session's cost three ways (USD); ``billed`` is None without measured usage."""
+
+    simulated: float
+    without_cache: float
+    billed: float | None
+    billed_steps: int  # steps that carry measured usage
+    per_step_billed: tuple[float | None, ...]
+    note: str = ""
+
+
+def _billed_step(provider: str, model: str, read: int, write: int, uncached: int, output: int, write_1h: int) -> float:  # fmt: skip
+    """One request as billed: 5-minute and 1-hour writes priced apart."""
+    total = read + write + uncached
+    usd = price(provider, model, total_input=total, cache_read=read, cache_write=write - write_1h, output=output)  # fmt: skip
+    if write_1h:
+        # priced as uncached input above (inside ``total``): swap that for the 1-hour write rate
+        usd += price(
+            provider, model, total_input=write_1h, cache_write=write_1h, write_1h=True
+        ) - price(provider, model, total_input=write_1h)
+    return usd
+
+
+def compute(a: SessionAnalysis, recorded_provider: bool) -> Costs:
+    simulated = sum(s.usd for s in a.steps)
+    plain = sum(s.usd_without_cache for s in a.steps)
+    measured = [s for s in a.steps if s.measured is not None]
+    if not measured:
+        return Costs(simulated, plain, None, 0, tuple(None for _ in a.steps))
+    if not recorded_provider:
+        return Costs(
+            simulated,
+            plain,
+            None,
+            len(measured),
+            tuple(None for _ in a.steps),
+            "the billed cost is shown under the recorded provider (Pricing: as recorded)",
+        )
+    per: list[float | None] = []
+    try:
+        for s in a.steps:
+            u = s.measured
+            if u is None:
+                per.append(None)
+                continue
+            w1h = int(getattr(u, "cache_write_1h", 0) or 0)
+            per.append(
+                _billed_step(
+                    s.provider or a.provider,
+                    s.model or a.model,
+                    u.cache_read,
+                    u.cache_write,
+                    u.input,
+                    u.output,
+                    min(w1h, u.cache_write),
+                )
+            )
+    except PricingError as exc:
+        return Costs(simulated, plain, None, len(measured), tuple(None for _ in a.steps), str(exc))
+    return Costs(simulated, plain, sum(p for p in per if p is not None), len(measured), tuple(per))
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def _costs(key: tuple[object, ...], recorded_provider: bool, _a: SessionAnalysis) -> Costs:
+    return compute(_a, recorded_provider)
+
+
+def costs(key: tuple[object, ...], a: SessionAnalysis, recorded_provider: bool) -> Costs:
+    """:func:`compute`, once per analysis (``key`` names the analysis's inputs)."""
+    return _costs(key, recorded_provider, a)
+
+
+def money(usd: float) -> str:
+    return f"${usd:,.4f}" if abs(usd) < 1 else f"${usd:,.2f}"
+
+
+def strip(c: Costs) -> None:
+    """Billed / simulated / without caching, for a session with measured usage."""
+    if c.billed_steps == 0 or c.billed_steps < len(c.per_step_billed):
+        return  # a bill covers an imported session, not a sample with one measured step
+    cols = st.columns(3)
+    total = len(c.per_step_billed)
+    label = "Billed (measured usage)"
+    if c.billed_steps < total:
+        label = f"Billed ({c.billed_steps:,} of {total:,} requests measured)"
+    if c.billed is not None:
+        cols[0].metric(
+            label,
+            money(c.billed),
+            help=f"What the provider reported for {c.billed_steps:,} of {total:,} requests, priced "
+            "per request at its own model, 5-minute and 1-hour writes apart.",
+        )
+    else:
+        cols[0].metric(label, "—", help=c.note)
+    cols[1].metric(
+        "Simulated", money(c.simulated), help="The cache simulator's cost of the session."
+    )
+    cols[2].metric("Without caching", money(c.without_cache))
+    if c.note:
+        st.caption(c.note)
+
+
+def show(sel: Selection, a: SessionAnalysis) -> Costs:
+    """The strip for the sidebar's choice (nothing for a session without measured usage)."""
+    key = (sel.session_key, sel.layout.key, sel.provider, sel.model, sel.ttl)
+    c = costs(key, a, sel.provider is None)
+    strip(c)
+    return c

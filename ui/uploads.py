@@ -1,0 +1,128 @@
+"""The session upload: files in, recognised and imported, kept for the browser session.
+
+An accepted upload is kept twice: in ``st.session_state`` (page switches) and in
+a small server-wide store keyed by the content hash of the session it became,
+so ``?session=upload:<hash>`` brings it back after a reload or in another tab of
+the same server.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from assembler.analysis.uploads import UploadError, read_upload
+from assembler.sessions.model import SessionError
+from ui import data
+
+PREFIX = "upload:"
+#: Uploads the server keeps for deep links, least recently used dropped first.
+MAX_KEPT = 16
+#: Characters of the content hash in a link.
+LINK_HASH = 16
+STATE = "uploaded_session"
+
+
+@dataclass(frozen=True)
+class Kept:
+    name: str
+    raw: bytes
+    key: str  # sha256 of raw
+    summary: str
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def link(self) -> str:
+        return PREFIX + self.key[:LINK_HASH]
+
+
+@st.cache_resource(show_spinner=False)
+def _store() -> dict[str, Any]:
+    return {"items": OrderedDict(), "lock": threading.Lock()}
+
+
+def _keep(kept: Kept) -> None:
+    store = _store()
+    items: OrderedDict[str, Kept] = store["items"]
+    with store["lock"]:
+        items[kept.link] = kept
+        items.move_to_end(kept.link)
+        while len(items) > MAX_KEPT:
+            items.popitem(last=False)
+
+
+def restore(link: str) -> bool:
+    """Make the upload named by ``upload:<hash>`` the current one; False if the server lost it."""
+    store = _store()
+    with store["lock"]:
+        kept = store["items"].get(link)
+    if kept is None:
+        return False
+    st.session_state[STATE] = kept
+    return True
+
+
+def current() -> Kept | None:
+    kept = st.session_state.get(STATE)
+    return kept if isinstance(kept, Kept) else None
+
+
+def uploader(errors: list[str]) -> None:
+    """The uploader, and the name and summary of what is loaded."""
+    sb = st.sidebar
+    ups = sb.file_uploader(
+        "Session or transcript (.yaml, .jsonl, .zip)",
+        type=["yaml", "yml", "jsonl", "json", "zip"],
+        key="upload_session",
+        accept_multiple_files=True,
+        max_upload_size=data.MAX_SESSION_MB,
+        help=(
+            "A session file, a Claude Code transcript (with its agent-*.jsonl subagent files, "
+            "or all in a zip), a Codex rollout or a request log; at most "
+            f"{data.MAX_SESSION_MB} MB per file."
+        ),
+    )
+    files = list(ups or [])
+    if files:
+        token = tuple((f.name, f.file_id, f.size) for f in files)
+        if st.session_state.get("uploaded_session_token") != token:
+            st.session_state["uploaded_session_token"] = token
+            _read(files, errors)
+    kept = current()
+    if kept is not None:
+        sb.caption(
+            f":material/description: **{_md(kept.name)}** — {_md(kept.summary)}",
+            help="Kept for this browser session; the page's link brings it back on this server.",
+        )
+        for warning in kept.warnings:
+            sb.caption(f":orange-badge[warning] {_md(warning)}")
+
+
+def _md(text: str) -> str:
+    from ui.html import md
+
+    return md(text)
+
+
+def _read(files: list[Any], errors: list[str]) -> None:
+    too_big = [f for f in files if f.size > data.MAX_SESSION_MB * 1024 * 1024]
+    if too_big:
+        f = too_big[0]
+        errors.append(
+            f"{f.name}: the file is {f.size:,} bytes; the limit is {data.MAX_SESSION_MB} MB"
+        )
+        return
+    try:
+        upload = read_upload([(f.name, f.getvalue()) for f in files])
+        key, _ = data.parse_session_bytes(upload.raw, upload.name)
+    except (UploadError, SessionError) as exc:
+        errors.append(str(exc))
+        return
+    kept = Kept(upload.name, upload.raw, key, upload.summary, upload.warnings)
+    _keep(kept)
+    st.session_state[STATE] = kept
+    st.toast(f"{upload.name}: {upload.summary}", icon=":material/upload_file:")
