@@ -79,10 +79,13 @@ def body() -> None:
 
     key = (sel.session_key, sel.layout.key, sel.provider, sel.model, sel.ttl)
     measured = measured_panel.comparisons(key, a).get(n)
-    if measured is not None:
+    if measured is not None or s.diagnostic is not None:
         with st.container(border=True):
-            billing.show(sel, a)
-            measured_panel.panel(measured)
+            if measured is not None:
+                billing.show(sel, a)
+                measured_panel.panel(measured)
+            if s.diagnostic is not None:
+                measured_panel.provider_verdict(s.diagnostic)
 
     left, right = st.container(key="step_columns").columns([3, 2], gap="medium")
     with left:

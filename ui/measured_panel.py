@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from assembler.analysis.measured import MeasuredComparison, compare_measured
-from assembler.analysis.results import SessionAnalysis
+from assembler.analysis.results import DiagnosticCheck, SessionAnalysis
 from ui.html import esc
 
 
@@ -64,6 +64,17 @@ def panel(c: MeasuredComparison) -> None:
     else:
         reason = c.reason or "unexplained"  # one of measured.py's fixed reasons, not user text
         st.caption(f":orange-badge[differ · {reason}] {esc_md(c.sentence)}")
+
+
+def provider_verdict(d: DiagnosticCheck) -> None:
+    """The provider's own diagnostic beside our cause, and whether they agree."""
+    if d.agrees is None:
+        badge = ":gray-badge[provider: no verdict]"
+    elif d.agrees:
+        badge = ":green-badge[provider agrees]"
+    else:
+        badge = ":orange-badge[provider differs]"
+    st.caption(f"{badge} {esc_md(d.sentence)}")
 
 
 def esc_md(text: str) -> str:

@@ -3,8 +3,14 @@ cost beside simulated, and the provider's measured numbers beside the simulation
 
 from __future__ import annotations
 
+import json
+
 from app_helpers import PAGES, ROOT, new_app
 from streamlit.testing.v1 import AppTest
+
+from assembler.analysis.engine import analyze
+from assembler.analysis.importing import import_file
+from assembler.sessions.loader import parse_session
 
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures"
 MAIN = FIX / "claude_code" / "session.jsonl"
@@ -154,3 +160,19 @@ def test_a_link_to_an_upload_the_server_no_longer_keeps_says_so() -> None:
     at.run()
     assert not at.exception
     assert any("no longer keeps" in w.value for w in at.warning)
+
+
+def test_the_providers_own_diagnostic_is_shown_beside_our_cause() -> None:
+    log = FIX / "requests" / "diagnostics_anthropic.jsonl"
+    at = _upload([(log.name, log.read_bytes())])
+    data = import_file("requests", log)
+    steps = analyze(parse_session(json.dumps(data), "log.json")).steps
+    first = next(s for s in steps if s.diagnostic is not None)
+    assert first.diagnostic is not None
+    at.query_params["step"] = str(first.step)
+    at.run()
+    assert not at.exception
+    captions = _captions(at)
+    assert any(
+        "provider" in c and first.diagnostic.sentence.split(":")[0] in c for c in captions
+    ), captions
