@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from assembler.cache.anthropic import AnthropicSimulator
@@ -58,6 +58,11 @@ class ByGeneration(TokenPrefixSimulator):
     def minimum(self, model: str) -> int:
         sim = self.newer.get(generation(self.provider, model))
         return sim.minimum(model) if sim is not None else super().minimum(model)
+
+    def uncounted_tokens(self, model: str, blocks: Iterable[tuple[str, int]]) -> int:
+        if generation(self.provider, model) in self.newer:
+            return 0
+        return super().uncounted_tokens(model, blocks)
 
     def request(
         self,
