@@ -28,6 +28,19 @@ _ALIASES = {
 }
 
 
+#: Platforms that serve a provider's models from caches of their own, apart from the
+#: provider's API and from each other: Anthropic's API caches per workspace, Bedrock and
+#: Vertex per organization of that platform; Vertex runs Gemini's implicit cache in tiers
+#: of its own (provider caching reference: scope, isolation, Vertex).
+_OWN_CACHE = frozenset({"anthropic-bedrock", "anthropic-vertex", "google-vertex"})
+
+
+def cache_platform(provider: str) -> str:
+    """The platform whose cache a request named ``provider`` uses ("" for the provider's own API)."""
+    p = provider.lower()
+    return p if p in _OWN_CACHE else ""
+
+
 def normalize_provider(provider: str) -> str:
     p = provider.lower()
     p = _ALIASES.get(p, p)
