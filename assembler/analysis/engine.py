@@ -279,6 +279,7 @@ def _analyze(
                 inferred=tuple(
                     (b.name, b.tokens or 0) for b in step.call.request or () if b.inferred
                 ),
+                warnings=result.notes,
             )
         )
         prev = PreviousStep(

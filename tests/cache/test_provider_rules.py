@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.prefix_units import PrefixUnitSimulator
 from assembler.analysis.engine import analyze
+from assembler.analysis.report_json import analysis_json, rules_lines
 from assembler.cache.providers import cache_platform, simulator
 from assembler.cache.rules import minimum_rule, normalize_model, rules, rules_version
 from assembler.cache.segmenter import Segmenter
@@ -21,7 +22,8 @@ from assembler.cache.tokenizers import counter
 from assembler.design.layers import Layer, Placement
 from assembler.design.wire import WireBlock
 from assembler.sessions.loader import parse_session
-from assembler.sessions.model import RequestSettings
+from assembler.sessions.model import RecordedBlock, RequestSettings
+from assembler.sessions.recorded import recorded_wire
 
 T0 = datetime(2026, 10, 3, 9, 0, tzinfo=UTC)
 PLACES = {"tools": Placement.TOOLS, "system": Placement.SYSTEM, "messages": Placement.HISTORY}
@@ -400,3 +402,58 @@ def test_a_session_that_switches_platform_does_not_read_the_other_platforms_entr
     assert "switched from anthropic API to anthropic-bedrock, whose cache is separate" in (
         miss.sentence
     )
+
+
+# --- recorded markers beyond four ------------------------------------------------------------
+
+
+def _recorded(n: int, tokens: int = 2000) -> tuple[RecordedBlock, ...]:
+    marked = tuple(
+        RecordedBlock("system", f"system[{i}]", f"part {i}", tokens=tokens, breakpoint=True)
+        for i in range(n)
+    )
+    return (*marked, RecordedBlock("messages", "messages[0] text", "Why?", tokens=10))
+
+
+def test_every_recorded_marker_is_kept_and_gpt_5_6_writes_the_latest_four() -> None:
+    """Six explicit prompt_cache_breakpoint markers: all six reach the simulator, which
+    writes the latest four (markers 3-6) and reads the request again through the sixth."""
+    wire = recorded_wire(_recorded(6))
+    assert [b.breakpoint for b in wire.blocks] == [1, 2, 3, 4, 5, 6, None]
+    sim, store = simulator("openai", seg()), CacheStore()
+    explicit = RequestSettings(cache_mode="explicit")
+    first = sim.request(wire.blocks, "gpt-5.6", at(0), store, explicit)
+    assert first.write == 12_000  # through the sixth marker; four markers would stop at 8,000
+    again = sim.request(wire.blocks, "gpt-5.6", at(10), store, explicit)
+    assert again.read == 12_000
+
+
+def test_more_than_four_cache_control_markers_is_a_warning_not_a_silent_drop() -> None:
+    """Anthropic rejects a request with more than 4 cache_control blocks: the simulator
+    uses the first four and the analysis warns, naming the step."""
+    blocks = [
+        {"section": "system", "name": f"system[{i}]", "text": f"part {i}", "tokens": 2000,
+         "breakpoint": True}
+        for i in range(5)
+    ]  # fmt: skip
+    doc = {
+        "format": "context-session/1",
+        "session": {"id": "s", "agent": {"name": "a"}, "provider": "anthropic",
+                    "model": "claude-sonnet-4-5"},
+        "events": [
+            {"type": "enter", "at": "2026-10-03T09:00:00Z", "function": "main"},
+            {"type": "llm", "at": "2026-10-03T09:00:00Z", "request": {"blocks": blocks}},
+            {"type": "exit", "at": "2026-10-03T09:01:00Z", "function": "main"},
+        ],
+    }  # fmt: skip
+    a = analyze(parse_session(json.dumps(doc), "markers.json"))
+    (step,) = a.steps
+    assert [b.breakpoint for b in step.blocks] == [1, 2, 3, 4, 5]
+    assert (step.write, step.uncached) == (8_000, 2_000)  # written through the fourth
+    note = (
+        "5 cache_control markers: the Messages API accepts at most 4 and rejects the "
+        "request; simulated with the first 4"
+    )
+    assert step.warnings == (note,)
+    assert analysis_json(a)["steps"][0]["warnings"] == [note]
+    assert f"warning: step 1: {note}" in rules_lines(a)
