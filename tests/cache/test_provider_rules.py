@@ -9,10 +9,10 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.cache.anthropic import AnthropicSimulator
-from assembler.cache.prefix_units import PrefixUnitSimulator
 from assembler.analysis.engine import analyze
 from assembler.analysis.report_json import analysis_json, rules_lines
+from assembler.cache.anthropic import AnthropicSimulator
+from assembler.cache.prefix_units import PrefixUnitSimulator
 from assembler.cache.providers import cache_platform, simulator
 from assembler.cache.rules import minimum_rule, normalize_model, rules, rules_version
 from assembler.cache.segmenter import Segmenter
