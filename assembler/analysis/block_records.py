@@ -27,6 +27,7 @@ class PreviousStep:
     at: datetime
     day: str
     event_index: int
+    platform: str = ""  # the serving platform with a cache of its own ("" the provider's API)
 
     def text_of(self, name: str) -> str | None:
         return next((b.text for b in self.blocks if b.name == name), None)

@@ -17,7 +17,7 @@ from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.results import SessionAnalysis, StepAnalysis
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.pricing import PROVIDER_IDS, check_model, step_cost
-from assembler.cache.providers import normalize_provider, simulator
+from assembler.cache.providers import cache_platform, normalize_provider, simulator
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.simulation import Simulator
 from assembler.cache.store import CacheStore
@@ -205,19 +205,21 @@ def _analyze(
         target = engine.target(provider or profile.provider, model or profile.model)
         prov, mdl = target.provider, target.model
         blocks = assembled.wire.blocks
+        platform = cache_platform(provider or profile.provider)
+        cache = store.on_platform(platform)
         if prev is not None and prov == "openai" and prev.model == mdl and step.call.request:
             # the previous response is part of the cached prefix the next request reads
             answered = _with_response(blocks, prev.blocks)
             if answered:
-                target.simulator.request(blocks[:answered], mdl, prev.at, store)
+                target.simulator.request(blocks[:answered], mdl, prev.at, cache)
         # a recorded request's writes live as long as its bill says (Anthropic sells 5m and 1h)
         write_ttl = step.call.ttl if prov == "anthropic" and step.call.ttl else target.write_ttl
         if isinstance(target.simulator, AnthropicSimulator) and step.call.ttl:
             result = target.simulator.request(
-                blocks, mdl, step.at, store, step.call.settings, ttl=write_ttl
+                blocks, mdl, step.at, cache, step.call.settings, ttl=write_ttl
             )
         else:
-            result = target.simulator.request(blocks, mdl, step.at, store, step.call.settings)
+            result = target.simulator.request(blocks, mdl, step.at, cache, step.call.settings)
         released = prev is not None and exits[step.call.index] > exits[prev.event_index]
         changes = block_changes(blocks, prev, released)
         day = _local_day(step)
@@ -234,6 +236,7 @@ def _analyze(
                 any(b.breakpoint is not None for b in blocks),
                 target.ttl,
                 (step.label or "").startswith("compaction"),
+                platform,
             ),
             prev,
         )
@@ -276,6 +279,7 @@ def _analyze(
                 inferred=tuple(
                     (b.name, b.tokens or 0) for b in step.call.request or () if b.inferred
                 ),
+                warnings=result.notes,
             )
         )
         prev = PreviousStep(
@@ -287,6 +291,7 @@ def _analyze(
             step.at,
             day,
             step.call.index,
+            platform,
         )
         if progress is not None:
             progress(len(steps), n_steps)

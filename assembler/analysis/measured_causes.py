@@ -126,7 +126,26 @@ def reusable(prev: StepAnalysis, side: Side) -> int:
     if prev.provider == "anthropic":
         return side.read + side.write
     total = side.total
-    return total if total >= _minimum(prev.provider, prev.model) else 0
+    if total < _minimum(prev.provider, prev.model):
+        return 0
+    return total - _uncounted(prev)
+
+
+def _uncounted(step: StepAnalysis) -> int:
+    """The tokens of ``step`` a read of all of it leaves out of the cached count (images)."""
+    sim = _prefix_simulator(step.provider)
+    if sim is None:
+        return 0
+    return sim.uncounted_tokens(step.model, ((b.name, b.tokens) for b in step.blocks))
+
+
+@cache
+def _prefix_simulator(provider: str) -> TokenPrefixSimulator | None:
+    try:
+        sim = simulator(provider, _segmenter())
+    except UsageError:
+        return None
+    return sim if isinstance(sim, TokenPrefixSimulator) else None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ class MissInput:
     has_breakpoints: bool
     ttl: str
     compacted: bool = False  # the step is labelled as the first after a compaction
+    platform: str = ""  # the serving platform with a cache of its own ("" the provider's API)
 
 
 def _not_read(res: CacheResult) -> str:
@@ -61,6 +62,15 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
 
     if res.read < expected:
         lost = expected - res.read
+        if prev.platform != x.platform and prev.model == x.model:
+            return make(
+                at_read,
+                "model switched",
+                lost,
+                f"lost its cache: the platform serving {x.model} switched from "
+                f"{prev.platform or x.provider + ' API'} to {x.platform or x.provider + ' API'}, "
+                f"whose cache is separate; {lost:,} tokens were re-sent uncached.",
+            )
         if prev.model != x.model or prev.provider != x.provider:
             return make(
                 at_read,

@@ -78,7 +78,8 @@ def recorded_flags(steps: Sequence[AssembledStep]) -> list[RecordedFlag]:
                     block=b.name,
                     before=diff[0],
                     after=diff[1],
-                    position=f"sits before {CIRCLED[mark - 1]}",
+                    position="sits before "
+                    + (CIRCLED[mark - 1] if mark <= len(CIRCLED) else f"breakpoint {mark}"),
                 )
             )
     return flags

@@ -108,6 +108,7 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
         "provider_diagnostic": _diagnostic_json(s.diagnostic),
         # sizes of blocks the recorded request did not show, inferred from billed usage
         "inferred": [{"block": name, "tokens": n} for name, n in s.inferred],
+        **({"warnings": list(s.warnings)} if s.warnings else {}),
     }
 
 
@@ -158,10 +159,15 @@ def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
 
 
 def rules_lines(a: SessionAnalysis) -> list[str]:
-    """The rules versions the analysis used, and any model that fell back to a default."""
+    """The rules versions the analysis used, any model that fell back to a default, and
+    what the simulators warned of per step (a request the provider would reject)."""
     used = rules_json(a)
     head = "rules: " + " · ".join(
         f"{p} {e['version']}" + (f" ({e['prediction']})" if "prediction" in e else "")
         for p, e in used.items()
     )
-    return [head, *(f"warning: {w}" for e in used.values() for w in e["warnings"])]
+    return [
+        head,
+        *(f"warning: {w}" for e in used.values() for w in e["warnings"]),
+        *(f"warning: step {s.step}: {w}" for s in a.steps for w in s.warnings),
+    ]

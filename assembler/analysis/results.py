@@ -75,6 +75,7 @@ class StepAnalysis:
     platform: str = ""  # who served and billed the step (anthropic-bedrock, …)
     write_ttl: str = ""  # the lifetime its writes were simulated and priced with
     inferred: tuple[tuple[str, int], ...] = ()  # (block, tokens) sized from billed usage
+    warnings: tuple[str, ...] = ()  # what the simulator warns of (a request the API rejects)
 
 
 @dataclass(frozen=True)

@@ -230,8 +230,15 @@ class AnthropicSimulator:
         elif changes:
             cause = "setting_changed"
         notes: tuple[str, ...] = ()
-        if self.automatic and sum(b.breakpoint is not None for b in blocks) >= self.max_breakpoints:
+        marked = sum(b.breakpoint is not None for b in blocks)
+        if self.automatic and marked >= self.max_breakpoints:
             notes = ("automatic caching found all 4 breakpoint slots taken by explicit markers",)
+        if marked > self.max_breakpoints:
+            notes += (
+                f"{marked} cache_control markers: the Messages API accepts at most "
+                f"{self.max_breakpoints} and rejects the request; simulated with the first "
+                f"{self.max_breakpoints}",
+            )
         return CacheResult(
             total=total,
             read=read,

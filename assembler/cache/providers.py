@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from assembler.cache.anthropic import AnthropicSimulator
@@ -26,6 +26,19 @@ _ALIASES = {
     "anthropic-bedrock": "anthropic",
     "anthropic-vertex": "anthropic",
 }
+
+
+#: Platforms that serve a provider's models from caches of their own, apart from the
+#: provider's API and from each other: Anthropic's API caches per workspace, Bedrock and
+#: Vertex per organization of that platform; Vertex runs Gemini's implicit cache in tiers
+#: of its own (provider caching reference: scope, isolation, Vertex).
+_OWN_CACHE = frozenset({"anthropic-bedrock", "anthropic-vertex", "google-vertex"})
+
+
+def cache_platform(provider: str) -> str:
+    """The platform whose cache a request named ``provider`` uses ("" for the provider's own API)."""
+    p = provider.lower()
+    return p if p in _OWN_CACHE else ""
 
 
 def normalize_provider(provider: str) -> str:
@@ -58,6 +71,11 @@ class ByGeneration(TokenPrefixSimulator):
     def minimum(self, model: str) -> int:
         sim = self.newer.get(generation(self.provider, model))
         return sim.minimum(model) if sim is not None else super().minimum(model)
+
+    def uncounted_tokens(self, model: str, blocks: Iterable[tuple[str, int]]) -> int:
+        if generation(self.provider, model) in self.newer:
+            return 0
+        return super().uncounted_tokens(model, blocks)
 
     def request(
         self,

@@ -55,6 +55,12 @@ class Simulator(Protocol):
     ) -> CacheResult: ...
 
 
+def name_kind(name: str) -> str:
+    """The content kind a recorded block's name carries (``messages[N] <kind> …``), or ""."""
+    parts = name.split(" ", 2)
+    return parts[1] if len(parts) > 1 and parts[0].startswith("messages[") else ""
+
+
 def block_states(tokens: Sequence[int], read: int, write: int) -> tuple[tuple[str, ...], int]:
     """Per block: read if it lies inside the read prefix, write if it starts inside the written part."""
     states: list[str] = []

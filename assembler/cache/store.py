@@ -162,10 +162,23 @@ class CacheStore:
     Expired entries are kept (and reported as expired) so a miss can say why.
     """
 
-    def __init__(self) -> None:
-        self._scopes: dict[tuple[str, ...], Scope] = {}
+    def __init__(
+        self, platform: str = "", scopes: dict[tuple[str, ...], Scope] | None = None
+    ) -> None:
+        self.platform = platform  # "": the provider's own API
+        self._scopes: dict[tuple[str, ...], Scope] = {} if scopes is None else scopes
+
+    def on_platform(self, platform: str) -> CacheStore:
+        """The same store as the simulators of one serving platform see it: a platform
+        other than the provider's own API (Bedrock, Vertex) keeps its entries apart, so
+        a request never reads what another platform wrote."""
+        if platform == self.platform:
+            return self
+        return CacheStore(platform, self._scopes)
 
     def scope(self, *key: str) -> Scope:
+        if self.platform:
+            key = (self.platform, *key)
         scope = self._scopes.get(key)
         if scope is None:
             scope = self._scopes[key] = Scope()

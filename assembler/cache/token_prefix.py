@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate, repeat
@@ -16,7 +16,7 @@ from assembler.cache.rules import (
     rules,
 )
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import CacheResult, block_states
+from assembler.cache.simulation import UNCACHED, CacheResult, block_states, name_kind
 from assembler.cache.store import CacheStore
 from assembler.design.wire import WireBlock
 from assembler.sessions.model import RequestSettings
@@ -63,6 +63,8 @@ class TokenPrefixSimulator:
         self.expected = provider == "gemini" and (
             rules()["gemini"]["prediction"]["value"] == "expectation"
         )
+        rule = rules()[provider].get("uncounted_kinds")
+        self.uncounted = frozenset(rule["value"] if rule is not None else ())
 
     def _keys(
         self, blocks: Sequence[WireBlock], model: str
@@ -122,6 +124,32 @@ class TokenPrefixSimulator:
             ends.append(len(keys))
         self._last = _Sent(model, tuple(blocks), keys, cums, tuple(block_tokens), ends)
         return keys, cums, block_tokens, known
+
+    def _uncount(
+        self,
+        blocks: Sequence[WireBlock],
+        block_tokens: Sequence[int],
+        matched: int,
+        read: int,
+        states: tuple[str, ...],
+    ) -> tuple[int, tuple[str, ...]]:
+        """The rounded ``read`` less the blocks of the ``matched`` prefix the provider
+        bills as uncached (images: ``uncounted_kinds`` in the rules), which it serves
+        from the cache all the same."""
+        out = list(states)
+        end = 0
+        for i, (b, n) in enumerate(zip(blocks, block_tokens, strict=True)):
+            end += n
+            if end > matched:
+                break
+            if n and name_kind(b.name) in self.uncounted:
+                read -= n
+                out[i] = UNCACHED
+        return max(0, read), tuple(out)
+
+    def uncounted_tokens(self, model: str, blocks: Iterable[tuple[str, int]]) -> int:
+        """Tokens of the (name, tokens) blocks a full read of them leaves out of the count."""
+        return sum(n for name, n in blocks if name_kind(name) in self.uncounted)
 
     def minimum(self, model: str) -> int:
         if self.provider == "openai":
@@ -186,6 +214,8 @@ class TokenPrefixSimulator:
         if total >= minimum:
             scope.write_path(keys, now, self.retention_for(model, settings), state)
         states, full = block_states(block_tokens, read, write)
+        if self.uncounted and read:
+            read, states = self._uncount(blocks, block_tokens, matched, read, states)
         return CacheResult(
             total=total,
             read=read,

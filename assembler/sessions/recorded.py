@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from assembler.design.layers import Layer, Placement
-from assembler.design.wire import MAX_BREAKPOINTS, Wire, WireBlock
+from assembler.design.wire import Wire, WireBlock
 from assembler.sessions.model import RecordedBlock
 
 
@@ -14,7 +14,10 @@ def recorded_wire(blocks: Sequence[RecordedBlock]) -> Wire:
 
     Layers are a reading, not a fact, for a recorded request: tools and system
     count as L0, the history as L1, the last user message as L2, unless the
-    recording says otherwise.
+    recording says otherwise. Every recorded marker is kept, numbered in order:
+    each simulator applies its provider's own limit (Anthropic takes 4
+    ``cache_control`` blocks and rejects more; OpenAI GPT-5.6+ writes at most 4
+    of its ``prompt_cache_breakpoint`` markers and matches the latest 80).
     """
     last_user = max(
         (i for i, b in enumerate(blocks) if b.section == "messages" and b.role == "user"),
@@ -34,7 +37,7 @@ def recorded_wire(blocks: Sequence[RecordedBlock]) -> Wire:
         if b.layer is not None:
             layer = Layer(b.layer)
         mark = None
-        if b.breakpoint and number < MAX_BREAKPOINTS:
+        if b.breakpoint:
             number += 1
             mark = number
         out.append(

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assembler.analysis.engine import analyze
+from assembler.analysis.report_json import analysis_json, rules_lines
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.prefix_units import PrefixUnitSimulator
-from assembler.cache.providers import simulator
+from assembler.cache.providers import cache_platform, simulator
 from assembler.cache.rules import minimum_rule, normalize_model, rules, rules_version
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.store import CacheStore
@@ -18,7 +21,9 @@ from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.cache.tokenizers import counter
 from assembler.design.layers import Layer, Placement
 from assembler.design.wire import WireBlock
-from assembler.sessions.model import RequestSettings
+from assembler.sessions.loader import parse_session
+from assembler.sessions.model import RecordedBlock, RequestSettings
+from assembler.sessions.recorded import recorded_wire
 
 T0 = datetime(2026, 10, 3, 9, 0, tzinfo=UTC)
 PLACES = {"tools": Placement.TOOLS, "system": Placement.SYSTEM, "messages": Placement.HISTORY}
@@ -338,3 +343,117 @@ def test_the_lookback_window_spans_at_most_20_positions(kinds: list[str]) -> Non
     if start > 0:  # it stopped because one more block would start a 21st position
         before = kinds[start - 1]
         assert positions == 20 and not (before == kinds[start] and before != "text")
+
+
+# --- platforms -------------------------------------------------------------------------------
+
+
+def test_bedrock_and_vertex_keep_caches_apart_from_the_api_and_each_other() -> None:
+    """The same prefix sent to the API, then Bedrock, then Vertex, then the API again: each
+    platform pays its own write; the API's entry is still read at the end."""
+    s, store = seg(), CacheStore()
+    sim = simulator("anthropic", s)
+    prompt = [blk("system", 3000, "system", bp=True)]
+    seen = []
+    for i, name in enumerate(("anthropic", "anthropic-bedrock", "anthropic-vertex", "anthropic")):
+        r = sim.request(
+            prompt, "claude-sonnet-4-5", at(10 * i), store.on_platform(cache_platform(name))
+        )
+        seen.append((r.read, r.write))
+    assert seen == [(0, 3000), (0, 3000), (0, 3000), (3000, 0)]
+    assert cache_platform("Anthropic-Bedrock") == "anthropic-bedrock"
+    assert cache_platform("anthropic") == cache_platform("openai") == ""
+    assert store.on_platform("") is store and len(store) == 3
+
+
+def test_a_session_that_switches_platform_does_not_read_the_other_platforms_entries() -> None:
+    """An imported session served by the API, then by Bedrock (a change event), then by the
+    API again: the Bedrock call reads nothing, the API call after it reads the API's entry."""
+    blocks = [
+        {"section": "system", "name": "system", "text": "rules", "tokens": 3000, "breakpoint": True}
+    ]
+    events: list[dict[str, object]] = [
+        {"type": "enter", "at": "2026-10-03T09:00:00Z", "function": "main"}
+    ]
+    for i, platform in enumerate((None, "anthropic-bedrock", "anthropic")):
+        when = f"2026-10-03T09:0{i}:00Z"
+        if platform is not None:
+            events.append({"type": "change", "at": when, "provider": platform})
+        events.append({"type": "llm", "at": when, "request": {"blocks": blocks}})
+    events.append({"type": "exit", "at": "2026-10-03T09:03:00Z", "function": "main"})
+    doc = {
+        "format": "context-session/1",
+        "session": {
+            "id": "s",
+            "agent": {"name": "a"},
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5-20250929",
+        },
+        "events": events,
+    }
+    a = analyze(parse_session(json.dumps(doc), "platforms.json"))
+    assert [(s.platform, s.read, s.write) for s in a.steps] == [
+        ("anthropic", 0, 3000),
+        ("anthropic-bedrock", 0, 3000),
+        ("anthropic", 3000, 0),
+    ]
+    miss = a.steps[1].miss
+    assert miss is not None and (miss.reason, miss.cause) == ("model switched", "model_changed")
+    assert "switched from anthropic API to anthropic-bedrock, whose cache is separate" in (
+        miss.sentence
+    )
+
+
+# --- recorded markers beyond four ------------------------------------------------------------
+
+
+def _recorded(n: int, tokens: int = 2000) -> tuple[RecordedBlock, ...]:
+    marked = tuple(
+        RecordedBlock("system", f"system[{i}]", f"part {i}", tokens=tokens, breakpoint=True)
+        for i in range(n)
+    )
+    return (*marked, RecordedBlock("messages", "messages[0] text", "Why?", tokens=10))
+
+
+def test_every_recorded_marker_is_kept_and_gpt_5_6_writes_the_latest_four() -> None:
+    """Six explicit prompt_cache_breakpoint markers: all six reach the simulator, which
+    writes the latest four (markers 3-6) and reads the request again through the sixth."""
+    wire = recorded_wire(_recorded(6))
+    assert [b.breakpoint for b in wire.blocks] == [1, 2, 3, 4, 5, 6, None]
+    sim, store = simulator("openai", seg()), CacheStore()
+    explicit = RequestSettings(cache_mode="explicit")
+    first = sim.request(wire.blocks, "gpt-5.6", at(0), store, explicit)
+    assert first.write == 12_000  # through the sixth marker; four markers would stop at 8,000
+    again = sim.request(wire.blocks, "gpt-5.6", at(10), store, explicit)
+    assert again.read == 12_000
+
+
+def test_more_than_four_cache_control_markers_is_a_warning_not_a_silent_drop() -> None:
+    """Anthropic rejects a request with more than 4 cache_control blocks: the simulator
+    uses the first four and the analysis warns, naming the step."""
+    blocks = [
+        {"section": "system", "name": f"system[{i}]", "text": f"part {i}", "tokens": 2000,
+         "breakpoint": True}
+        for i in range(5)
+    ]  # fmt: skip
+    doc = {
+        "format": "context-session/1",
+        "session": {"id": "s", "agent": {"name": "a"}, "provider": "anthropic",
+                    "model": "claude-sonnet-4-5"},
+        "events": [
+            {"type": "enter", "at": "2026-10-03T09:00:00Z", "function": "main"},
+            {"type": "llm", "at": "2026-10-03T09:00:00Z", "request": {"blocks": blocks}},
+            {"type": "exit", "at": "2026-10-03T09:01:00Z", "function": "main"},
+        ],
+    }  # fmt: skip
+    a = analyze(parse_session(json.dumps(doc), "markers.json"))
+    (step,) = a.steps
+    assert [b.breakpoint for b in step.blocks] == [1, 2, 3, 4, 5]
+    assert (step.write, step.uncached) == (8_000, 2_000)  # written through the fourth
+    note = (
+        "5 cache_control markers: the Messages API accepts at most 4 and rejects the "
+        "request; simulated with the first 4"
+    )
+    assert step.warnings == (note,)
+    assert analysis_json(a)["steps"][0]["warnings"] == [note]
+    assert f"warning: step 1: {note}" in rules_lines(a)

@@ -136,6 +136,7 @@ class _Emitter:
             usage=r.usage,
             ttl=r.ttl,
             request={"blocks": blocks},
+            diagnostic=r.diagnostic,
         )
         return next((i.text for i in reversed(r.output) if i.kind == "text"), "")
 

@@ -33,6 +33,7 @@ from assembler.sessions.importers.records import (
     kind,
     read_jsonl,
 )
+from assembler.sessions.importers.request_cache import anthropic_diagnostic
 
 SYNTHETIC = "<synthetic>"  # locally made assistant messages (errors): never sent to the API
 TASK_TOOLS = ("Task", "Agent")
@@ -244,6 +245,9 @@ class _Reader:
             if item is not None:
                 request.output.append(item)
                 self.history.append(item)
+        diagnostics = message.get("diagnostics")
+        if isinstance(diagnostics, Mapping):  # the client asked for the provider's verdict
+            request.diagnostic = anthropic_diagnostic(diagnostics)
         raw_usage = message.get("usage")
         if isinstance(raw_usage, Mapping):
             new = anthropic_usage(raw_usage)

@@ -67,6 +67,7 @@ class Request:
     marker: int | None = None  # the history item carrying the tail cache marker (None: the last)
     platform: str | None = None  # who served it (anthropic, anthropic-bedrock, …)
     thread: str = ""  # the conversation it belongs to ("" the main one)
+    diagnostic: dict[str, Any] | None = None  # the provider's own cache verdict, if recorded
 
 
 @dataclass

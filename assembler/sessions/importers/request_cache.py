@@ -71,6 +71,18 @@ def request_settings(request: Mapping[str, Any]) -> dict[str, Any] | None:
     return kept or None
 
 
+def anthropic_diagnostic(diag: Any) -> dict[str, Any]:
+    """A response's ``diagnostics`` (an object, or null) as the llm event's diagnostic:
+    ``cache_miss_reason`` ``{type, cache_missed_input_tokens}``, a null reason ``type: null``."""
+    reason = diag.get("cache_miss_reason") if isinstance(diag, Mapping) else None
+    if not isinstance(reason, Mapping):
+        return {"provider": "anthropic", "type": None}
+    out: dict[str, Any] = {"provider": "anthropic", "type": str(reason.get("type"))}
+    if "cache_missed_input_tokens" in reason:
+        out["missed_tokens"] = as_int(reason.get("cache_missed_input_tokens"))
+    return out
+
+
 def response_diagnostic(
     api_is_anthropic: bool, request: Mapping[str, Any], response: Mapping[str, Any]
 ) -> dict[str, Any] | None:
@@ -83,15 +95,7 @@ def response_diagnostic(
             response["diagnostics"] is None and "diagnostics" not in request
         ):
             return None
-        diag = response["diagnostics"]
-        reason = diag.get("cache_miss_reason") if isinstance(diag, Mapping) else None
-        if not isinstance(reason, Mapping):
-            return {"provider": "anthropic", "type": None}
-        out: dict[str, Any] = {"provider": "anthropic", "type": str(reason.get("type"))}
-        missed = as_int(reason.get("cache_missed_input_tokens"))
-        if "cache_missed_input_tokens" in reason:
-            out["missed_tokens"] = missed
-        return out
+        return anthropic_diagnostic(response["diagnostics"])
     diag = response.get("prompt_cache_diagnostics")
     if not isinstance(diag, Mapping) or not isinstance(diag.get("type"), str):
         return None

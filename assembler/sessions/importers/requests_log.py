@@ -87,6 +87,30 @@ def _without_marker(part: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in part.items() if k not in _MARKERS}
 
 
+def write_ttl(request: Mapping[str, Any]) -> str | None:
+    """The lifetime an Anthropic request's cache writes are made with, from its markers'
+    ``cache_control.ttl``: ``1h`` when every marker asks for an hour, ``5m`` when any
+    asks for five minutes or names none (the API's default); 1-hour entries must come
+    first, so the tail the next request reads is then a 5-minute one. ``None`` when no
+    marker names a lifetime or one names a value the API does not take."""
+    markers = [
+        part["cache_control"]
+        for part in (
+            request,
+            *iter_items(request.get("tools")),
+            *iter_items(request.get("system")),
+            *(p for m in iter_items(request.get("messages")) for p in iter_items(m.get("content"))),
+        )
+        if isinstance(part.get("cache_control"), Mapping)
+    ]
+    if not any("ttl" in m for m in markers):
+        return None
+    ttls = {m.get("ttl", "5m") for m in markers}
+    if not ttls <= {"5m", "1h"}:
+        return None
+    return "5m" if "5m" in ttls else "1h"
+
+
 def _tool_blocks(tools: Any) -> list[Block]:
     """One block per tool definition, so a marker on the last tool lands exactly."""
     blocks = []
@@ -319,6 +343,7 @@ def import_requests(path: Path) -> Imported:
             request={"blocks": blocks},
             settings=request_settings(request),
             diagnostic=response_diagnostic(api == ANTHROPIC, request, response),
+            ttl=write_ttl(request) if api == ANTHROPIC else None,
         )
     if initial is None or events.last is None:
         raise no_requests(str(path), 'lines like {"timestamp", "request", "response"}')

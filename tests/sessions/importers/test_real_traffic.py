@@ -24,6 +24,7 @@ from assembler.analysis.measured import (
     EXPIRY,
     FULL_HIT,
     MISS,
+    MODEL_SWITCH,
     PARTIAL,
     MeasuredComparison,
     compare_measured,
@@ -171,6 +172,47 @@ def test_the_platform_comes_from_the_message_ids_and_sets_the_price() -> None:
     assert costs.billed is not None and costs.billed > api
 
 
+def test_the_providers_diagnostics_in_a_transcript_stand_beside_ours() -> None:
+    """A transcript whose responses carry ``diagnostics``: kept on the llm event as the
+    request log keeps them (none where the response has none), and each step shows the
+    provider's verdict beside ours: no divergence on a hit and on an expiry (not a
+    structural cause), ``model_changed`` with 12,304 missed tokens after the switch."""
+    events = [e for e in imported("claude_diagnostics.jsonl")["events"] if e["type"] == "llm"]
+    assert "diagnostic" not in events[0]  # diagnostics: null, nothing to compare with yet
+    assert [e["diagnostic"] for e in events[1:3]] == [{"provider": "anthropic", "type": None}] * 2
+    assert events[3]["diagnostic"] == {
+        "provider": "anthropic",
+        "type": "model_changed",
+        "missed_tokens": 12_304,
+    }
+    a = analysed("claude_diagnostics.jsonl")
+    assert a.steps[0].diagnostic is None
+    got = [
+        (d.type, d.missed_tokens, d.ours, d.agrees)
+        for d in (s.diagnostic for s in a.steps[1:])
+        if d is not None
+    ]
+    assert got == [
+        (None, None, None, True),
+        (None, None, "ttl_expired_5m", True),
+        ("model_changed", 12_304, "model_changed", True),
+    ]
+    # the tokens the provider says it missed are what the previous request left cached
+    prev = a.steps[2]
+    assert prev.read + prev.write == 12_304
+    assert table("claude_diagnostics.jsonl") == [
+        (MISS, MISS, COLD_START),
+        (FULL_HIT, FULL_HIT, None),
+        (MISS, MISS, EXPIRY),
+        (MISS, MISS, MODEL_SWITCH),
+    ]
+    step = analysis_json(a)["steps"][3]["provider_diagnostic"]
+    assert step["sentence"] == (
+        "anthropic diagnostic: model_changed (12,304 tokens missed); ours: model_changed: "
+        "they agree."
+    )
+
+
 def test_a_lone_subagent_file_says_what_is_missing(tmp_path: Path) -> None:
     """Item 8."""
     lone = tmp_path / SUBAGENT.name
@@ -200,14 +242,20 @@ def test_the_previous_response_is_part_of_the_prefix_and_reasoning_leaves_at_a_n
     assert cs[2].simulated.read == cs[2].measured.read
 
 
-def test_images_are_sized_not_a_placeholder() -> None:
-    """Item 10: the image is a 256-token block; the cached count leaves it out, which the
-    simulator does not model yet: the read differs by exactly the image."""
+def test_images_are_sized_and_left_out_of_the_cached_count() -> None:
+    """Item 10: the image is a 256-token block; a read through it is the prefix rounded
+    down to 128 (8,320 of the 8,433 it matched) less the image, as the bill counts it, and the
+    image is billed uncached; the step is a full hit on both sides."""
     a = analysed("codex_responses.jsonl")
     image = next(b for b in a.steps[2].blocks if b.name.endswith("image"))
     assert image.tokens == 256
+    step = a.steps[3]
+    assert sum(b.tokens for b in step.blocks[:8]) == 8_426  # through the image
+    assert step.read == 8_320 - 256
+    assert next(b.cache for b in step.blocks if b.name.endswith("image")) == "uncached"
     c = checks("codex_responses.jsonl")[3]
-    assert c.simulated.read - c.measured.read == 256 and c.read_error == 2
+    assert (c.simulated.read, c.measured.read, c.read_error) == (8_064, 8_064, 0)
+    assert (c.simulated_class, c.measured_class, c.reason) == (FULL_HIT, FULL_HIT, None)
 
 
 def test_the_read_error_is_in_the_models_granularity() -> None:

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from importer_helpers import REQUESTS, steps
+from importer_helpers import REQUESTS, load, steps
 
+from assembler.analysis.engine import analyze
 from assembler.analysis.importing import import_file
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.model import RecordedBlock, Usage
@@ -148,3 +149,60 @@ def test_a_log_of_nothing_but_garbage_is_an_error(tmp_path: Path) -> None:
     path.write_text("not json\n{truncated\n", "utf-8")
     with pytest.raises(ImporterError, match="no API request found"):
         import_file("requests", path)
+
+
+def _anthropic_line(at: str, system_ttl: str | None, message_ttl: str | None) -> str:
+    """A request with a 2,000-word system prompt and a question, each marked."""
+
+    def marker(ttl: str | None) -> dict[str, str]:
+        return {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+
+    request = {
+        "model": "claude-sonnet-4-5",
+        "system": [{"type": "text", "text": "rule " * 2000, "cache_control": marker(system_ttl)}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Why?", "cache_control": marker(message_ttl)}],
+            }
+        ],
+    }
+    response = {"type": "message", "content": [{"type": "text", "text": "Because."}]}
+    return json.dumps({"timestamp": at, "request": request, "response": response})
+
+
+@pytest.mark.parametrize(
+    ("ttls", "expected"),
+    [
+        (("1h", "1h"), "1h"),
+        (("1h", "5m"), "5m"),
+        (("1h", None), "5m"),  # a marker without a ttl writes for the default 5 minutes
+        ((None, None), None),  # no marker names one: the simulator's default stands
+        (("1h", "2h"), None),  # not a lifetime the API takes
+    ],
+)
+def test_the_write_lifetime_comes_from_cache_control_ttl(
+    tmp_path: Path, ttls: tuple[str | None, str | None], expected: str | None
+) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text(_anthropic_line("2026-03-12T15:00:00Z", *ttls) + "\n", "utf-8")
+    (llm,) = [e for e in import_file("requests", path)["events"] if e["type"] == "llm"]
+    assert llm.get("ttl") == expected
+
+
+def test_an_hour_lifetime_from_the_request_bridges_a_20_minute_gap(tmp_path: Path) -> None:
+    """The same request twice, 20 minutes apart: with 1-hour markers the second reads the
+    whole prefix the first wrote; with the default 5 minutes it reads nothing."""
+    reads: dict[str | None, list[tuple[int, int, str]]] = {}
+    for ttl in ("1h", None):
+        path = tmp_path / f"log-{ttl}.jsonl"
+        lines = [
+            _anthropic_line(at, ttl, ttl) for at in ("2026-03-12T15:00:00Z", "2026-03-12T15:20:00Z")
+        ]
+        path.write_text("\n".join(lines) + "\n", "utf-8")
+        a = analyze(load(import_file("requests", path)))
+        reads[ttl] = [(s.read, s.write, s.write_ttl) for s in a.steps]
+    first = reads["1h"][0][1]
+    assert first > 2000
+    assert reads["1h"] == [(0, first, "1h"), (first, 0, "1h")]
+    assert reads[None] == [(0, first, ""), (0, first, "")]
