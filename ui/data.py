@@ -22,6 +22,7 @@ import streamlit as st
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, Layout, builtin_layout, parse_layout_text
 from assembler.analysis.results import SessionAnalysis
+from assembler.analysis.reuse import freeze_for_reuse
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Session
 
@@ -197,6 +198,7 @@ def analysis(
             )
         finally:
             slot.empty()
+        freeze_for_reuse(result)  # Streamlit's collection after each rerun skips it
         with store["lock"]:
             items[key] = result
             while len(items) > MAX_ANALYSES:

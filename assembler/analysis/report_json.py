@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 from assembler.analysis.results import DiagnosticCheck, Miss, SessionAnalysis, StepAnalysis
@@ -112,39 +114,45 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
     }
 
 
-def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
-    """The JSON shape of ``analyze --json`` (issue 3)."""
-    totals = dict(a.totals)
+def _measured_checks(a: SessionAnalysis) -> dict[int, Any]:
+    from assembler.analysis.measured import compare_measured  # imports this module
+
+    return {c.step: c for c in compare_measured(a)}
+
+
+def _step_out(s: StepAnalysis, checks: dict[int, Any]) -> dict[str, Any]:
+    from assembler.analysis.measured import measured_check_json  # imports this module
+
+    out = step_json(s)
+    u = s.measured
+    if u is not None:
+        # the recorded keys (input, cache_read, cache_write, output) stay; the
+        # simulator's terms are added beside them
+        out["measured"] = {
+            **(out["measured"] or {}),
+            "read": u.cache_read,
+            "write": u.cache_write,
+            "uncached": u.input,
+        }
+    check = checks.get(s.step)
+    out["measured_check"] = measured_check_json(check) if check is not None else None
+    return out
+
+
+def _totals(a: SessionAnalysis) -> dict[str, Any]:
+    totals: dict[str, Any] = dict(a.totals)
     totals["hit_ratio"] = round(totals["hit_ratio"], 6)
     totals["usd"] = round(totals["usd"], 8)
     totals["usd_without_cache"] = round(totals["usd_without_cache"], 8)
-    from assembler.analysis.measured import (  # imports this module
-        compare_measured,
-        measured_check_json,
-    )
-
-    checks = {c.step: c for c in compare_measured(a)}
-    steps: list[dict[str, Any]] = []
     measured = [s.measured for s in a.steps if s.measured is not None]
-    for s in a.steps:
-        out = step_json(s)
-        u = s.measured
-        if u is not None:
-            # the recorded keys (input, cache_read, cache_write, output) stay; the
-            # simulator's terms are added beside them
-            out["measured"] = {
-                **(out["measured"] or {}),
-                "read": u.cache_read,
-                "write": u.cache_write,
-                "uncached": u.input,
-            }
-        check = checks.get(s.step)
-        out["measured_check"] = measured_check_json(check) if check is not None else None
-        steps.append(out)
     if measured:  # what the provider billed, over the steps that recorded it
         totals["measured_read"] = sum(u.cache_read for u in measured)
         totals["measured_write"] = sum(u.cache_write for u in measured)
         totals["measured_uncached"] = sum(u.input for u in measured)
+    return totals
+
+
+def _head(a: SessionAnalysis) -> dict[str, Any]:
     return {
         "session": a.session,
         "layout": a.layout,
@@ -153,9 +161,41 @@ def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
         "ttl": a.ttl,
         "approximate_tokens": a.approximate_tokens,
         "rules": rules_json(a),
-        "steps": steps,
-        "totals": totals,
     }
+
+
+def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
+    """The JSON shape of ``analyze --json``."""
+    checks = _measured_checks(a)
+    return {
+        **_head(a),
+        "steps": [_step_out(s, checks) for s in a.steps],
+        "totals": _totals(a),
+    }
+
+
+def write_analysis_json(a: SessionAnalysis, write: Callable[[str], object]) -> None:
+    """``json.dumps(analysis_json(a), indent=2, ensure_ascii=False)`` written one
+    step at a time, so the whole document is never held in memory at once."""
+
+    def member(value: object, depth: int) -> str:
+        # JSON strings hold no raw newline, so every "\n" is a line break to indent
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+        return text.replace("\n", "\n" + " " * depth)
+
+    write("{\n")
+    for key, value in _head(a).items():
+        write(f"  {member(key, 2)}: {member(value, 2)},\n")
+    checks = _measured_checks(a)
+    if a.steps:
+        write('  "steps": [\n')
+        last = len(a.steps) - 1
+        for i, s in enumerate(a.steps):
+            write(f"    {member(_step_out(s, checks), 4)}{',' if i < last else ''}\n")
+        write("  ],\n")
+    else:
+        write('  "steps": [],\n')
+    write(f'  "totals": {member(_totals(a), 2)}\n}}')
 
 
 def rules_lines(a: SessionAnalysis) -> list[str]:

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 
-from genai_prices import Usage, calc_price
-
 from assembler.errors import UsageError
 
 #: Our provider names → genai-prices provider ids. Claude served by AWS Bedrock or Google
@@ -52,7 +50,13 @@ def provider_id(provider: str) -> str:
 
 
 def _calc(provider: str, model: str, **fields: int) -> Decimal:
-    """One call of ``genai_prices.calc_price``; total input in ``input_tokens``."""
+    """One call of ``genai_prices.calc_price``; total input in ``input_tokens``.
+
+    The package (and pydantic under it) is imported on the first price asked
+    for, so that commands and pages that price nothing do not load it.
+    """
+    from genai_prices import Usage, calc_price
+
     pid = provider_id(provider)
     try:
         with warnings.catch_warnings():
@@ -68,6 +72,8 @@ def _calc(provider: str, model: str, **fields: int) -> Decimal:
 @lru_cache(maxsize=256)
 def _tier_starts(provider: str, model: str) -> tuple[int, ...]:
     """Input-token thresholds where the model's prices change, read from the package."""
+    from genai_prices import Usage, calc_price
+
     pid = provider_id(provider)
     try:
         with warnings.catch_warnings():

@@ -10,8 +10,10 @@ Counts are memoized per distinct text: a step pays only for its new text.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
+import marshal
 import os
 import tempfile
 from dataclasses import dataclass
@@ -34,28 +36,39 @@ class _Captured(Exception):
     pass
 
 
-@cache
-def _source(name: str) -> tuple[str, str]:
-    """(blob path, sha256) tiktoken expects for ``name``, read from tiktoken itself."""
+def _describe(name: str, ranks: dict[bytes, int] | None) -> tuple[str, str, dict[str, Any]]:
+    """(blob path, sha256, constructor arguments) tiktoken has for ``name``, read
+    from tiktoken itself; ``ranks`` stand in for the ones it would load (without
+    them the arguments are not built)."""
     import tiktoken_ext.openai_public as public
 
     seen: dict[str, Any] = {}
 
     def capture(blobpath: str, expected_hash: str | None = None, **_: Any) -> Any:
         seen["path"], seen["hash"] = blobpath, expected_hash
-        raise _Captured
+        if ranks is None:
+            raise _Captured
+        return ranks
 
     original = public.load_tiktoken_bpe
     public.load_tiktoken_bpe = capture
+    arguments: dict[str, Any] = {}
     try:
-        getattr(public, name)()
+        arguments = getattr(public, name)()
     except _Captured:
         pass
     finally:
         public.load_tiktoken_bpe = original
     if "path" not in seen or not seen["hash"]:
         raise TokenizerError(f"tiktoken does not describe encoding {name!r}")
-    return seen["path"], seen["hash"]
+    return seen["path"], seen["hash"], arguments
+
+
+@cache
+def _source(name: str) -> tuple[str, str]:
+    """(blob path, sha256) tiktoken expects for ``name``."""
+    path, expected, _ = _describe(name, None)
+    return path, expected
 
 
 def cache_dir() -> Path:
@@ -90,14 +103,60 @@ def install_encoding(name: str) -> Path:
     return target
 
 
+def _ranks_path(name: str) -> Path:
+    # named by the blob's sha256 and marshal's format, so neither can go stale
+    _, expected = _source(name)
+    return cache_dir() / f"{name}-{expected[:16]}.marshal{marshal.version}.ranks"
+
+
+def _cached_ranks(name: str) -> dict[bytes, int] | None:
+    """The parsed ranks kept by an earlier run, if their own sha256 checks out."""
+    try:
+        blob = _ranks_path(name).read_bytes()
+    except OSError:
+        return None
+    digest, body = blob[:64], blob[64:]
+    if digest != hashlib.sha256(body).hexdigest().encode():
+        return None
+    try:
+        ranks = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return ranks if isinstance(ranks, dict) else None
+
+
+def _keep_ranks(name: str, ranks: dict[bytes, int]) -> None:
+    body = marshal.dumps(ranks)
+    target = _ranks_path(name)
+    try:
+        with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as tmp:
+            tmp.write(hashlib.sha256(body).hexdigest().encode() + body)
+        os.replace(tmp.name, target)
+    except OSError:
+        pass  # a read-only cache only costs the parse next time
+
+
 @cache
 def encoding(name: str) -> tiktoken.Encoding:
-    """A tiktoken encoding, loaded from the local cache only."""
+    """A tiktoken encoding, loaded from the local cache only.
+
+    Parsing the BPE file is about half of loading an encoding (the rest is
+    tiktoken building its tables), so the parsed ranks are kept beside it,
+    checked by their sha256 when read back.
+    """
     if name not in ENCODINGS:
         raise TokenizerError(f"unknown encoding {name!r}; expected one of {', '.join(ENCODINGS)}")
-    install_encoding(name)
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir())
-    return tiktoken.get_encoding(name)
+    ranks = _cached_ranks(name)
+    if ranks is None:
+        path = install_encoding(name)  # sha256-checked
+        # tiktoken's format: one "base64-token rank" pair a line
+        ranks = {
+            base64.b64decode(token): int(rank)
+            for token, rank in (line.split() for line in path.read_bytes().splitlines() if line)
+        }
+        _keep_ranks(name, ranks)
+    _, _, arguments = _describe(name, ranks)
+    return tiktoken.Encoding(**arguments)
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,11 @@ from assembler.analysis.engine import analyze
 from assembler.analysis.junit import CaseResult, junit_xml, write_junit
 from assembler.analysis.layouts import TTLS, load_layout
 from assembler.analysis.measured import compare_measured
-from assembler.analysis.report_json import analysis_json, rules_lines
+from assembler.analysis.report_json import rules_lines, write_analysis_json
 from assembler.analysis.report_rows import ROW_COLUMNS, analysis_rows
 from assembler.analysis.results import SessionAnalysis
+from assembler.cache.pricing import PROVIDER_IDS, check_model
+from assembler.cache.providers import normalize_provider
 from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import Session
@@ -249,13 +251,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise UsageError("--workers must be at least 1")
     if is_batch_target(args.session) or _fleet_wanted(args):
         return cmd_analyze_batch(args)
+    layout = load_layout(args.layout)
+    if args.provider and args.model:  # the arguments are checked before the session is read
+        named = args.provider.lower()
+        check_model(named if named in PROVIDER_IDS else normalize_provider(named), args.model)
     session = load_session(args.session)
-    a = analyze(
-        session, load_layout(args.layout), provider=args.provider, model=args.model, ttl=args.ttl
-    )
+    a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
     _write_outputs(args, a, session)
     if args.json:
-        print(json.dumps(analysis_json(a), indent=2, ensure_ascii=False))
+        write_analysis_json(a, sys.stdout.write)  # one step at a time
+        sys.stdout.write("\n")
     elif args.csv:
         writer = csv.DictWriter(sys.stdout, fieldnames=list(ROW_COLUMNS), lineterminator="\n")
         writer.writeheader()

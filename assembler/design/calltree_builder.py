@@ -41,6 +41,18 @@ class _OpenCall:
     slots: list[_Slot] = field(default_factory=list)
     llm: list[LLMExchange] = field(default_factory=list)
     tools: list[ToolUse] = field(default_factory=list)
+    # the leading run of finished slots as a tuple: slots only ever finish or are
+    # appended, so the run only grows, and a snapshot copies it at C speed
+    head: tuple[CallNode, ...] = ()
+
+    def finished_head(self) -> tuple[CallNode, ...]:
+        slots, k = self.slots, len(self.head)
+        n = k
+        while n < len(slots) and isinstance(slots[n], CallNode):
+            n += 1
+        if n != k:
+            self.head = tuple(slots[:n])  # type: ignore[arg-type]  # all CallNode
+        return self.head
 
 
 @dataclass(frozen=True)
@@ -298,6 +310,11 @@ class CallTreeBuilder:
             at = self._open[at].parent
         return tuple(self._node(s, path) for s in self._roots)
 
+    def _children(self, call: _OpenCall, path: set[int]) -> tuple[CallNode, ...]:
+        head = call.finished_head()
+        rest = call.slots[len(head) :]
+        return head + tuple(self._node(s, path) for s in rest) if rest else head
+
     def _node(self, slot: _Slot, path: set[int]) -> CallNode:
         if isinstance(slot, CallNode):
             return slot
@@ -308,7 +325,7 @@ class CallTreeBuilder:
             function=call.function,
             status=Status.RUNNING,
             input=call.input,
-            children=tuple(self._node(s, path) for s in call.slots) if on_path else (),
+            children=self._children(call, path) if on_path else (),
             llm=tuple(call.llm) if on_path else (),
             tools=tuple(call.tools) if on_path else (),
             retry_of=call.retry_of,

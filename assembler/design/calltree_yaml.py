@@ -30,6 +30,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 
+from assembler.design import calltree_pieces as pieces
 from assembler.design.calltree import CallNode, Expose, RenderRange, Status, TreeOptions
 
 OPEN_TAG = "<call_tree>"
@@ -199,32 +200,46 @@ class _Render:
         per_node[key] = text
         return text
 
-    def finished_children(self, node: CallNode, indent: int) -> str | None:
+    def finished_children(self, node: CallNode, indent: int) -> tuple[str, ...] | None:
         """The released children of a running node, extended from the last render.
 
         Finished children are shared between snapshots and never change, so the
-        text rendered for the first n of them is reused as is. None when a child
-        not yet rendered is off the path or runs beside it: the caller then
-        renders the children one by one.
+        text rendered for the first n of them is reused as is. It is kept as a
+        sealed piece and an open one: a new child extends the open piece, which
+        is sealed onto the other once longer than ``_OPEN_LIMIT``, so a step
+        copies about that much text rather than all finished children. None
+        when a child not yet rendered is off the path or runs beside it: the
+        caller then renders the children one by one.
         """
         kids = node.children
         last_runs = bool(kids) and kids[-1].status is Status.RUNNING and not kids[-1].detached
         n = len(kids) - (1 if last_runs else 0)
         key = (node.call_id, indent, self.oid)
         hit = _prefix.get(key)
-        start, text = 0, ""
+        start, sealed, text = 0, "", ""
         if hit is not None and 0 < hit[0] <= n and kids[hit[0] - 1] is hit[1]:
-            start, text = hit[0], hit[2]
+            start, sealed, text = hit[0], hit[2], hit[3]
         if start < n:
             if any(k.off_path or k.status is Status.RUNNING for k in kids[start:n]):
                 return None
             new = "\n".join(self.done(k, indent, "released") for k in kids[start:n])
-            text = f"{text}\n{new}" if text else new
-            _prefix[key] = (n, kids[n - 1], text)
+            if text:
+                before, text = text, f"{text}\n{new}"
+                pieces.extended.append((text, before))
+            else:
+                text = new
+            if len(text) > _OPEN_LIMIT:
+                if sealed:
+                    before, sealed = sealed, f"{sealed}\n{text}"
+                    pieces.extended.append((sealed, before))
+                else:
+                    sealed = text
+                text = ""
+            _prefix[key] = (n, kids[n - 1], sealed, text)
             _prefix.move_to_end(key)
             if len(_prefix) > _PREFIX_LIMIT:
                 _prefix.popitem(last=False)
-        return text
+        return tuple(t for t in (sealed, text) if t)
 
     def running_header(self, node: CallNode, indent: int) -> str:
         """A running node's own lines. Under ``expose=io`` they depend on its name
@@ -266,11 +281,10 @@ class _Render:
         if self.incremental and cap < 0:
             if not node.children:
                 return
-            text = self.finished_children(node, inner + 2)
-            if text is not None:
+            finished = self.finished_children(node, inner + 2)
+            if finished is not None:
                 out.append(f"{' ' * inner}children:")
-                if text:
-                    out.append(text)
+                out.extend(finished)
                 if running_child:
                     assert last is not None
                     self.running(last, inner + 2, out)
@@ -319,7 +333,9 @@ def _remember_options(options: TreeOptions, oid: int, incremental: bool) -> None
 
 _headers: dict[tuple[int, int, int], tuple[str | None, str, str]] = {}
 _PREFIX_LIMIT = 4096
-_prefix: OrderedDict[tuple[int, int, int], tuple[int, CallNode, str]] = OrderedDict()
+_prefix: OrderedDict[tuple[int, int, int], tuple[int, CallNode, str, str]] = OrderedDict()
+#: The open piece of finished children is sealed past this many characters.
+_OPEN_LIMIT = 1 << 16
 
 
 def clear_caches() -> None:
@@ -328,7 +344,8 @@ def clear_caches() -> None:
     _headers.clear()
 
 
-def _render(roots: Sequence[CallNode], render: _Render) -> str:
+def _render(roots: Sequence[CallNode], render: _Render) -> list[str]:
+    """The rendering as pieces, to be joined with line breaks."""
     lines: list[str] = [OPEN_TAG]
     mode = "folded" if render.fold else "released"
     for root in roots:
@@ -343,7 +360,7 @@ def _render(roots: Sequence[CallNode], render: _Render) -> str:
         else:
             render.running(root, 0, lines)
     lines.append(CLOSE_TAG)
-    return "\n".join(lines)
+    return lines
 
 
 def _running_child(node: CallNode) -> CallNode | None:
@@ -409,13 +426,15 @@ def render_call_tree(
     tree, fully visible (no render_range applies).
     """
     roots = (tree,) if isinstance(tree, CallNode) else tuple(tree)
-    text = _render(roots, _Render(options, frame_function))
+    pieces.extended.clear()
+    parts = _render(roots, _Render(options, frame_function))
     budget = options.budget
-    if budget is None or estimate_tokens(text) <= budget:
-        return text
+    # the joined length, known without joining
+    if budget is None or -(-(sum(map(len, parts)) + len(parts) - 1) // CHARS_PER_TOKEN) <= budget:
+        return pieces.joined(parts)
     render = _Render(options, frame_function, fold=1)
     render.start = _allot(roots, render, budget)
-    return _render(roots, render)
+    return pieces.joined(_render(roots, render))
 
 
 def tree_yaml(block: str) -> str:

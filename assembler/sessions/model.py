@@ -17,7 +17,10 @@ from assembler.design.context import (
 )
 
 FORMAT = "context-session/1"
-MAX_BYTES = 50 * 1024 * 1024
+#: Session files past this are refused before they are read. The analysis grows
+#: linearly with the session; this admits about 150,000 generated steps (see
+#: docs/benchmarks.md for the memory a 100,000-step analysis takes).
+MAX_BYTES = 256 * 1024 * 1024
 
 
 class SessionError(ValueError):

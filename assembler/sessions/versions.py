@@ -3,8 +3,12 @@
 The call tree is re-rendered at every step and grows at its tail, so a long
 session's analysis would otherwise hold thousands of near-identical copies
 (hundreds of megabytes at 5,000 steps). A version is stored as "the first
-``keep`` characters of the previous version, then ``tail``", with a full copy
-every few versions so that reading one back costs a bounded number of slices.
+``keep`` characters of the previous version, then ``tail``". A full copy is
+taken only once the tails since the last one add up to the text's own length,
+so the store grows with the characters that changed (a full copy every N
+versions would grow with N × length, quadratic in a growing text), and reading
+a version back costs one walk over the deltas since its full copy plus one
+join, about the length of the text.
 """
 
 from __future__ import annotations
@@ -12,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assembler.design.calltree_pieces import shared_prefix
+
 #: Texts shorter than this are stored as they are: a delta would not pay.
 SMALL = 4096
 
 
 def common_prefix(a: str, b: str) -> int:
-    """The length of the common prefix of ``a`` and ``b``.
+    """The length of the common prefix of ``a`` and ``b``; for two successive
+    call-tree renderings, the part of it the renderer knows they share (no
+    scan: every use here only needs a prefix both texts truly share).
 
     Texts that differ near their tail are the common case, so the search gallops
     back from the end (a short look at each candidate's last characters rejects
@@ -27,6 +35,10 @@ def common_prefix(a: str, b: str) -> int:
     last = _last_pair
     if last[0] is a and last[1] is b:
         return last[2]
+    known = shared_prefix(a, b)
+    if known is not None:  # two successive call-tree renderings: no scan needed
+        _remember(a, b, known)
+        return known
     n = min(len(a), len(b))
     back, cut, hi = 0, n, n
     while True:
@@ -72,37 +84,64 @@ def _remember(a: str, b: str, n: int) -> None:
 class TextVersions:
     """An append-only sequence of text versions; :meth:`add` returns a handle."""
 
-    def __init__(self, full_every: int = 32) -> None:
-        self.full_every = full_every
+    def __init__(self, full_every: int | None = None) -> None:
+        self.full_every = full_every  # also a full copy after this many deltas (None: never)
         # per version: (keep, tail); keep < 0 marks a full copy held in tail
         self._deltas: list[tuple[int, str]] = []
         self._last = ""
-        self._since_full = 0
+        self._since_full = 0  # deltas since the last full copy
+        self._tail_chars = 0  # characters in them
 
     def add(self, text: str) -> StoredText | str:
         """Keep ``text`` as the next version; a short text is returned as itself."""
         if len(text) < SMALL:
             return text
         keep = common_prefix(self._last, text) if self._deltas else 0
-        if not keep or self._since_full >= self.full_every or keep < len(text) // 2:
+        return self._add(text, keep)
+
+    def add_after(self, text: str, keep: int) -> StoredText | str:
+        """:meth:`add` for a caller that knows ``text`` shares its first ``keep``
+        characters with the previous version (0 if unknown): no scan of the text."""
+        if len(text) < SMALL:
+            return text
+        return self._add(text, keep if self._deltas else 0)
+
+    def _add(self, text: str, keep: int) -> StoredText:
+        tail = len(text) - keep
+        if (
+            not keep
+            or self._tail_chars + tail > len(text)
+            or (self.full_every is not None and self._since_full >= self.full_every)
+        ):
             self._deltas.append((-1, text))
-            self._since_full = 0
+            self._since_full = self._tail_chars = 0
         else:
             self._deltas.append((keep, text[keep:]))
             self._since_full += 1
+            self._tail_chars += tail
         self._last = text
         return StoredText(self, len(self._deltas) - 1)
 
     def text(self, version: int) -> str:
         if version == len(self._deltas) - 1:
             return self._last
-        start = version
-        while self._deltas[start][0] >= 0:
-            start -= 1
-        text = self._deltas[start][1]
-        for keep, tail in self._deltas[start + 1 : version + 1]:
-            text = text[:keep] + tail
-        return text
+        # walk back to the full copy, keeping of each tail only what survives
+        deltas = self._deltas
+        keep, tail = deltas[version]
+        pieces = [tail]
+        limit = keep
+        i = version - 1
+        while keep >= 0:
+            keep, tail = deltas[i]
+            if keep < 0:
+                pieces.append(tail[:limit])
+            elif limit > keep:
+                pieces.append(tail[: limit - keep])
+                limit = keep
+            i -= 1
+        if len(pieces) == 1:
+            return pieces[0]
+        return "".join(reversed(pieces))
 
     def __len__(self) -> int:
         return len(self._deltas)

@@ -108,3 +108,23 @@ def test_rules_prints_each_rule_with_source_and_dates_and_warns_for_an_unknown_m
     assert "generation: breakpoint for gpt-5.6" in run("rules", "--model", "gpt-5.6").stdout
     bad = run("rules", "--provider", "nope")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nope" in bad.stderr
+
+
+def test_a_bad_model_is_rejected_before_the_session_is_read(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("session: [unclosed\n", "utf-8")
+    out = run("analyze", str(broken), "--provider", "anthropic", "--model", "no-such-model")
+    assert out.returncode == 2
+    assert "no-such-model" in out.stderr and "broken.yaml" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_analyze_json_streamed_is_the_document_json_dumps_writes() -> None:
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.report_json import analysis_json
+    from assembler.sessions.loader import load_session
+
+    out = run("analyze", SAMPLE, "--json")
+    assert out.returncode == 0
+    whole = json.dumps(analysis_json(analyze(load_session(SAMPLE))), indent=2, ensure_ascii=False)
+    assert out.stdout == whole + "\n"
