@@ -28,10 +28,11 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from assembler.design import calltree_pieces as pieces
 from assembler.design.calltree import CallNode, Expose, RenderRange, Status, TreeOptions
+from assembler.design.calltree_walk import effective, flatten, flow, pending
 
 OPEN_TAG = "<call_tree>"
 CLOSE_TAG = "</call_tree>"
@@ -98,26 +99,6 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
-def _flatten(children: tuple[CallNode, ...], options: TreeOptions) -> Iterator[CallNode]:
-    """Children as shown: a failed or abandoned call leaves with its subtree; a hidden
-    call leaves no node, its own children take its place."""
-    for child in children:
-        if child.off_path:
-            continue
-        if options.hidden(child.function):
-            yield from _flatten(child.children, options)
-        else:
-            yield child
-
-
-def _flow(node: CallNode, options: TreeOptions) -> str:
-    parts = [f"function: {name_scalar(node.function)}", "status: done"]
-    kids = [_flow(c, options) for c in _flatten(node.children, options)]
-    if kids:
-        parts.append(f"children: [{', '.join(kids)}]")
-    return "{" + ", ".join(parts) + "}"
-
-
 def _extras(node: CallNode, expose: Expose, indent: int) -> list[str]:
     """The ``llm`` and ``tools`` lists that ``expose=llm`` / ``full`` keep."""
     lines: list[str] = []
@@ -167,19 +148,23 @@ class _Render:
         self.incremental = self.incremental and not fold
 
     def done(self, node: CallNode, indent: int, mode: str) -> str:
-        """A finished node: ``released`` (its parent runs), ``collapsed`` or ``kept`` (io shown)."""
-        per_node = node.rendered
+        """A finished node: ``released`` (its parent runs), ``collapsed`` or ``kept`` (io
+        shown); children first from an explicit stack, each text memoized on its node."""
         key = (indent, mode, self.oid)
-        cached = per_node.get(key)
+        cached = node.rendered.get(key)
         if cached is not None:
             return cached
+        for current, at, how in reversed(pending(node, indent, mode, self.options, self.oid)):
+            self._done_one(current, at, how)  # children before their parent
+        return node.rendered[key]
+
+    def _done_one(self, node: CallNode, indent: int, asked: str) -> None:
+        """Render one finished node whose shown children are already memoized."""
         options = self.options
-        expose = options.expose_of(node.function)
-        if expose is Expose.FULL or mode == "kept":  # full keeps its whole subtree
-            expose, mode = Expose.FULL, "kept"
+        expose, mode = effective(self.options, node, asked)
         inner = indent + 2
         if mode == "collapsed" and expose is Expose.IO:
-            text = " " * indent + "- " + _flow(node, options)
+            text = " " * indent + "- " + flow(node, options, name_scalar)
         else:
             body = [f"{' ' * inner}function: {name_scalar(node.function)}"]
             keep_io = mode == "kept" or expose is not Expose.IO
@@ -191,14 +176,13 @@ class _Render:
             if out is None or mode not in ("released", "folded"):
                 body.append(f"{' ' * inner}status: done")
             body += _extras(node, expose, inner)
-            kids = list(_flatten(node.children, options)) if mode != "folded" else []
+            kids = list(flatten(node.children, options)) if mode != "folded" else []
             if kids:
                 body.append(f"{' ' * inner}children:")
                 child_mode = "kept" if mode == "kept" else "collapsed"
-                body += [self.done(c, inner + 2, child_mode) for c in kids]
+                body += [k.rendered[(inner + 2, child_mode, self.oid)] for k in kids]
             text = "\n".join(_item(body, indent))
-        per_node[key] = text
-        return text
+        node.rendered[(indent, asked, self.oid)] = text
 
     def finished_children(self, node: CallNode, indent: int) -> tuple[str, ...] | None:
         """The released children of a running node, extended from the last render.
@@ -272,6 +256,20 @@ class _Render:
         return "\n".join(_item(body, indent))
 
     def running(self, node: CallNode, indent: int, out: list[str]) -> None:
+        """The running path, a level per turn; lines after a running child wait for it."""
+        tails: list[list[str]] = []
+        current: CallNode | None = node
+        while current is not None:
+            current, tail = self._running_level(current, indent, out)
+            tails.append(tail)
+            indent += 4
+        for tail in reversed(tails):
+            out.extend(tail)
+
+    def _running_level(
+        self, node: CallNode, indent: int, out: list[str]
+    ) -> tuple[CallNode | None, list[str]]:
+        """One running node's lines; its running child (rendered next) and the lines after it."""
         inner = indent + 2
         out.append(self.running_header(node, indent))
         last = node.children[-1] if node.children else None
@@ -280,24 +278,24 @@ class _Render:
         cap = rng.subcalls if not running_child else (-1 if rng.callers is None else rng.callers)
         if self.incremental and cap < 0:
             if not node.children:
-                return
+                return None, []
             finished = self.finished_children(node, inner + 2)
             if finished is not None:
                 out.append(f"{' ' * inner}children:")
                 out.extend(finished)
-                if running_child:
-                    assert last is not None
-                    self.running(last, inner + 2, out)
-                return
-        self.children(node, inner, out)
+                return (last if running_child else None), []
+        return self.children(node, inner, out)
 
-    def children(self, node: CallNode, inner: int, out: list[str]) -> None:
-        """Children one by one, in start order, under render_range and folding."""
+    def children(
+        self, node: CallNode, inner: int, out: list[str]
+    ) -> tuple[CallNode | None, list[str]]:
+        """Children in start order, under render_range and folding; returns the running
+        child and the lines of those after it (the ones before it go to ``out``)."""
         start = self.start.get(node.call_id, 0)
         folded_away = sum(1 for k in node.children[:start] if not k.off_path) if start else 0
-        kids = list(_flatten(node.children[start:], self.options))
+        kids = list(flatten(node.children[start:], self.options))
         if not kids and not folded_away:
-            return
+            return None, []
         on_path = next((k for k in kids if k.status is Status.RUNNING and not k.detached), None)
         finished = [k for k in kids if k.status is Status.DONE]
         rng = self.options.range_of(self.frame_fn) if self.frame_fn else _UNLIMITED
@@ -308,15 +306,18 @@ class _Render:
             out.append(f"{' ' * (inner + 2)}- {{omitted_calls: {folded_away + omitted}}}")
         skip = {id(k) for k in finished[:omitted]}
         mode = "folded" if self.fold else "released"
+        after: list[str] = []
+        lines = out
         for k in kids:
             if id(k) in skip:
                 continue
             if k.status is Status.DONE:
-                out.append(self.done(k, inner + 2, mode))
+                lines.append(self.done(k, inner + 2, mode))
             elif k is on_path:
-                self.running(k, inner + 2, out)
+                lines = after  # what follows is drawn once the running path below is out
             else:
-                out.append(self.stub(k, inner + 2))
+                lines.append(self.stub(k, inner + 2))
+        return on_path, after
 
 
 _UNLIMITED = RenderRange()
