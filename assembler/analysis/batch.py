@@ -129,7 +129,10 @@ class BatchReport:
 
 
 def is_batch_target(target: str) -> bool:
-    """A folder or a glob pattern (as opposed to one session file)."""
+    """A folder or a glob pattern (as opposed to one session file); an existing file
+    named like a pattern (``sess[1].yaml``) is that file."""
+    if os.path.lexists(target) and not Path(target).is_dir():
+        return False
     return bool(GLOB_CHARS & set(target)) or Path(target).is_dir()
 
 

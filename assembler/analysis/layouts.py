@@ -16,13 +16,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from assembler.design.calltree import Expose, RenderRange, TreeOptions
 from assembler.design.components.alternatives import ALTERNATIVES
 from assembler.design.layers import Layer, Placement
 from assembler.design.registry import RegistrationError, Registry
 from assembler.design.wire import BREAKPOINT_ANCHORS, DEFAULT_BREAKPOINTS, MAX_BREAKPOINTS
+from assembler.limits import ReadRefused, clip, one_line, read_capped
+from assembler.sessions.model import SessionError
+from assembler.sessions.reader import path_text, read_yaml
 
 BUILTIN_LAYOUTS = (
     "seed",
@@ -36,12 +37,16 @@ BUILTIN_LAYOUTS = (
     "tree-budget",
 )
 TTLS = ("5m", "1h")
+MAX_LAYOUT_BYTES = 1024 * 1024  # a layout is a page of settings
 
 
 class LayoutError(ValueError):
-    def __init__(self, source: str, field: str, message: str) -> None:
-        self.source, self.field = source, field
-        super().__init__(f"{source}: {field}: {message}")
+    """One line: ``file:line: field: message``, user values cut short."""
+
+    def __init__(self, source: str, field: str, message: str, line: int | None = None) -> None:
+        self.source, self.field, self.message, self.line = source, field, message, line
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(one_line(f"{where}: {clip(field, 120)}: {message}", 600))
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,9 @@ def _enum(cls: Any, value: Any, source: str, where: str) -> Any:
         return cls(value)
     except ValueError:
         allowed = ", ".join(m.value for m in cls)
-        raise LayoutError(source, where, f"expected one of {allowed}, found {value!r}") from None
+        raise LayoutError(
+            source, where, f"expected one of {allowed}, found {_shown(value)}"
+        ) from None
 
 
 def _range(raw: Any, source: str, where: str) -> RenderRange:
@@ -128,13 +135,29 @@ def _range(raw: Any, source: str, where: str) -> RenderRange:
     callers, subcalls = raw.get("callers"), raw.get("subcalls", -1)
     if callers is not None and (not isinstance(callers, int) or callers < 0):
         raise LayoutError(
-            source, f"{where}.callers", f"expected null or an integer ≥ 0, found {callers!r}"
+            source, f"{where}.callers", f"expected null or an integer ≥ 0, found {_shown(callers)}"
         )
     if not isinstance(subcalls, int) or subcalls < -1:
         raise LayoutError(
-            source, f"{where}.subcalls", f"expected an integer ≥ -1, found {subcalls!r}"
+            source, f"{where}.subcalls", f"expected an integer ≥ -1, found {_shown(subcalls)}"
         )
     return RenderRange(callers, subcalls)
+
+
+def _shown(value: Any) -> str:
+    """A user value in a message: its repr, cut short."""
+    return clip(repr(value), 80)
+
+
+def _functions(raw: Mapping[str, Any], source: str, where: str) -> Mapping[str, Any]:
+    functions = raw.get("functions") or {}
+    if not isinstance(functions, dict):
+        raise LayoutError(
+            source,
+            f"{where}.functions",
+            f"expected a mapping of function name to a setting, found {_shown(functions)}",
+        )
+    return functions
 
 
 _KEYS = {
@@ -163,7 +186,7 @@ def _breakpoints(
         where = f"breakpoints[{i}]"
         anchor, life = item, None
         if isinstance(item, dict):
-            extra = sorted(set(item) - {"at", "ttl"})
+            extra = sorted(str(k) for k in item if k not in {"at", "ttl"})
             if extra or "at" not in item:
                 raise LayoutError(
                     source, f"{where}.{extra[0]}" if extra else where, "expected at and ttl"
@@ -171,7 +194,9 @@ def _breakpoints(
             anchor, life = item["at"], item.get("ttl")
             if life not in TTLS:
                 raise LayoutError(
-                    source, f"{where}.ttl", f"expected one of {', '.join(TTLS)}, found {life!r}"
+                    source,
+                    f"{where}.ttl",
+                    f"expected one of {', '.join(TTLS)}, found {_shown(life)}",
                 )
             where = f"{where}.at"
         if not isinstance(anchor, str) or not (
@@ -181,7 +206,7 @@ def _breakpoints(
                 source,
                 where,
                 f"expected one of {', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>',"
-                f" or a mapping with at and ttl, found {anchor!r}",
+                f" or a mapping with at and ttl, found {_shown(anchor)}",
             )
         anchors.append(anchor)
         if life is not None:
@@ -210,7 +235,7 @@ def parse_layout(data: Any, source: str) -> Layout:
         )
     name = data.get("name", Path(source).stem)
     if not isinstance(name, str) or not name:
-        raise LayoutError(source, "name", f"expected a non-empty string, found {name!r}")
+        raise LayoutError(source, "name", f"expected a non-empty string, found {_shown(name)}")
     moves: dict[str, ComponentMove] = {}
     raw_components = data.get("components") or {}
     if not isinstance(raw_components, dict):
@@ -232,11 +257,13 @@ def parse_layout(data: Any, source: str) -> Layout:
             )
         order = raw.get("order")
         if order is not None and (not isinstance(order, int) or isinstance(order, bool)):
-            raise LayoutError(source, f"{where}.order", f"expected an integer, found {order!r}")
+            raise LayoutError(
+                source, f"{where}.order", f"expected an integer, found {_shown(order)}"
+            )
         for flag in ("enabled", "cacheable"):
             if flag in raw and not isinstance(raw[flag], bool):
                 raise LayoutError(
-                    source, f"{where}.{flag}", f"expected true or false, found {raw[flag]!r}"
+                    source, f"{where}.{flag}", f"expected true or false, found {_shown(raw[flag])}"
                 )
         moves[str(comp)] = ComponentMove(
             layer=_enum(Layer, raw["layer"], source, f"{where}.layer") if "layer" in raw else None,
@@ -248,9 +275,13 @@ def parse_layout(data: Any, source: str) -> Layout:
             cacheable=raw.get("cacheable"),
         )
     add = data.get("add") or []
-    if not isinstance(add, list) or any(a not in ALTERNATIVES for a in add):
+    if not isinstance(add, list) or any(
+        not isinstance(a, str) or a not in ALTERNATIVES for a in add
+    ):
         raise LayoutError(
-            source, "add", f"expected a list drawn from {', '.join(ALTERNATIVES)}, found {add!r}"
+            source,
+            "add",
+            f"expected a list drawn from {', '.join(ALTERNATIVES)}, found {_shown(add)}",
         )
     default_expose = None
     expose: dict[str, Expose] = {}
@@ -259,7 +290,7 @@ def parse_layout(data: Any, source: str) -> Layout:
         raise LayoutError(source, "expose", "expected a mapping with default and/or functions")
     if "default" in raw_expose:
         default_expose = _enum(Expose, raw_expose["default"], source, "expose.default")
-    for fn, value in (raw_expose.get("functions") or {}).items():
+    for fn, value in _functions(raw_expose, source, "expose").items():
         expose[str(fn)] = _enum(Expose, value, source, f"expose.functions.{fn}")
     default_range = None
     ranges: dict[str, RenderRange] = {}
@@ -270,7 +301,7 @@ def parse_layout(data: Any, source: str) -> Layout:
         )
     if "default" in raw_range:
         default_range = _range(raw_range["default"], source, "render_range.default")
-    for fn, value in (raw_range.get("functions") or {}).items():
+    for fn, value in _functions(raw_range, source, "render_range").items():
         ranges[str(fn)] = _range(value, source, f"render_range.functions.{fn}")
     breakpoints = data.get("breakpoints", list(DEFAULT_BREAKPOINTS))
     if not isinstance(breakpoints, list) or len(breakpoints) > MAX_BREAKPOINTS:
@@ -279,18 +310,21 @@ def parse_layout(data: Any, source: str) -> Layout:
         )
     ttl = data.get("ttl")
     if ttl is not None and ttl not in TTLS:
-        raise LayoutError(source, "ttl", f"expected one of {', '.join(TTLS)}, found {ttl!r}")
+        raise LayoutError(source, "ttl", f"expected one of {', '.join(TTLS)}, found {_shown(ttl)}")
     anchors, own = _breakpoints(breakpoints, ttl, source)
     budget = data.get("tree_budget")
     if budget is not None and (
         not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
     ):
         raise LayoutError(
-            source, "tree_budget", f"expected a positive number of tokens, found {budget!r}"
+            source, "tree_budget", f"expected a positive number of tokens, found {_shown(budget)}"
         )
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise LayoutError(source, "description", f"expected text, found {_shown(description)}")
     return Layout(
         name=name,
-        description=str(data.get("description", "")),
+        description=description,
         source=source,
         components=moves,
         add=tuple(add),
@@ -306,15 +340,31 @@ def parse_layout(data: Any, source: str) -> Layout:
 
 
 def parse_layout_text(text: str, source: str) -> Layout:
+    """Read with the sessions' guarded reader (aliases bounded, keys plain and unique),
+    then name the line of the field an error is about."""
+    if not text.strip():
+        return parse_layout(None, source)
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "(document)"
-        raise LayoutError(
-            source, where, f"not valid YAML: {getattr(exc, 'problem', exc)}"
-        ) from None
-    return parse_layout(data, source)
+        data, lines = read_yaml(text, source)
+    except SessionError as exc:
+        raise LayoutError(source, exc.field or "(document)", exc.message, exc.line) from None
+    except RecursionError:
+        raise LayoutError(source, "(document)", "values are nested too deeply to read") from None
+    try:
+        return parse_layout(data, source)
+    except LayoutError as exc:
+        raise LayoutError(source, exc.field, exc.message, _line_of(exc.field, lines)) from None
+
+
+def _line_of(field: str, lines: Mapping[tuple[str | int, ...], int]) -> int | None:
+    """The line of ``field`` (a dotted path as messages spell it), or of its nearest parent."""
+    by_text = {path_text(path): line for path, line in lines.items()}
+    while field:
+        if field in by_text:
+            return by_text[field]
+        cut = max(field.rfind("."), field.rfind("["))
+        field = field[:cut] if cut > 0 else ""
+    return None
 
 
 def builtin_layout(name: str) -> Layout:
@@ -333,17 +383,19 @@ def load_layout(name_or_path: str) -> Layout:
     if name_or_path in BUILTIN_LAYOUTS:
         return builtin_layout(name_or_path)
     path = Path(name_or_path)
-    if not path.is_file():
+    if not path.exists():
         raise LayoutError(
             name_or_path,
             "layout",
             f"neither a built-in layout ({', '.join(BUILTIN_LAYOUTS)}) nor a readable file",
         )
     try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LayoutError(name_or_path, "layout", f"cannot read the file: {exc}") from None
-    return parse_layout_text(text, name_or_path)
+        text = read_capped(path, MAX_LAYOUT_BYTES).decode("utf-8")
+    except ReadRefused as exc:
+        raise LayoutError(name_or_path, "layout", str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise LayoutError(name_or_path, "layout", f"not UTF-8 text (byte {exc.start})") from None
+    return parse_layout_text(text.removeprefix("\ufeff"), name_or_path)
 
 
 def all_builtin_layouts() -> Sequence[Layout]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -256,7 +257,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         named = args.provider.lower()
         check_model(named if named in PROVIDER_IDS else normalize_provider(named), args.model)
     session = load_session(args.session)
-    a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
+    try:
+        a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
+    except UsageError as exc:
+        raise UsageError(_where(session.source, args, str(exc))) from None
     _write_outputs(args, a, session)
     if args.json:
         write_analysis_json(a, sys.stdout.write)  # one step at a time
@@ -268,6 +272,15 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     else:
         print(human_analysis(a))
     return 0
+
+
+def _where(source: str, args: argparse.Namespace, message: str) -> str:
+    """A provider or model error names the session and the field it came from."""
+    if "provider" in message.split("(")[0] and "model" not in message.split("(")[0]:
+        field = "--provider" if args.provider else "session.provider"
+    else:
+        field = "--model" if args.model else "session.model"
+    return f"{source}: {field}: {message}"
 
 
 def exceeded(c: Comparison, max_drop: float, max_increase: float) -> bool:
@@ -305,8 +318,12 @@ def _write_junit(args: argparse.Namespace, results: list[CaseResult]) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    if args.max_hit_ratio_drop < 0 or args.max_cost_increase < 0:
-        raise UsageError("thresholds must not be negative")
+    for flag, value in (
+        ("--max-hit-ratio-drop", args.max_hit_ratio_drop),
+        ("--max-cost-increase", args.max_cost_increase),
+    ):
+        if not math.isfinite(value) or value < 0:  # NaN compares false: it would pass every gate
+            raise UsageError(f"{flag}: expected a finite number ≥ 0, found {value}")
     if is_batch_target(args.session):
         return cmd_compare_many(args)
     start = time.perf_counter()

@@ -10,6 +10,7 @@ back before the command reports success. Bad input raises
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,19 +33,17 @@ def cmd_import(args: argparse.Namespace) -> int:
         imported = import_session(args.format, source, subagents=subagents)
     except ImporterError as exc:
         raise UsageError(str(exc)) from None
+    size = _encoded_size(imported.data)
+    if size > MAX_BYTES:
+        # Checked before writing: a file the loader would refuse is never written.
+        raise UsageError(
+            f"{source}: the imported session would be about {size:,} bytes, over the "
+            f"{MAX_BYTES:,}-byte limit of session files; import a shorter transcript"
+        )
     try:
         write_session(imported.data, output)
     except OSError as exc:
         raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
-    size = output.stat().st_size
-    if size > MAX_BYTES:
-        # Every step carries its whole request, so the file grows with the square of the
-        # history: a long transcript can outgrow what the loader accepts.
-        output.unlink()
-        raise UsageError(
-            f"{source}: the imported session would be {size:,} bytes, over the {MAX_BYTES:,}-byte "
-            "limit of session files (each step repeats its whole request); import a shorter transcript"
-        )
     try:
         session = load_session(output)  # what we wrote must be a session we can read
     except SessionError as exc:
@@ -54,6 +53,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     steps = sum(1 for e in imported.data["events"] if e["type"] == "llm")
     print(f"wrote {output}: {steps} LLM calls from {source} ({args.format}, session {session.id})")
     return 0
+
+
+def _encoded_size(data: dict[str, Any]) -> int:
+    """Bytes of the data as JSON Lines; YAML of the same data is within a few percent."""
+    head = {k: v for k, v in data.items() if k != "events"}
+    lines = [head, *data["events"]]
+    return sum(
+        len(json.dumps(x, ensure_ascii=False).encode("utf-8", "surrogatepass")) + 1 for x in lines
+    )
 
 
 def register(sub: Any) -> None:

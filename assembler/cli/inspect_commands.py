@@ -17,6 +17,7 @@ from assembler.design.layers import Layer
 from assembler.design.wire import to_anthropic, to_openai
 from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
+from assembler.sessions.model import MAX_BYTES
 from assembler.sessions.replay import find_step, replay
 
 EXIT_BAD_INPUT = 2
@@ -124,12 +125,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Generated sessions average about 1.6 KB a step (measured: 25,000 steps, 40 MB):
+#: past this the file would be over what the loader accepts.
+MAX_GENERATED_STEPS = 25_000
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from assembler.sessions.generator import generate_session, write_session
 
-    if args.steps < 1:
-        raise UsageError(f"--steps: expected a positive number, found {args.steps}")
+    if not 1 <= args.steps <= MAX_GENERATED_STEPS:
+        raise UsageError(
+            f"--steps: expected 1 to {MAX_GENERATED_STEPS:,} (a longer session is over the "
+            f"{MAX_BYTES:,}-byte limit of session files), found {args.steps}"
+        )
     data = generate_session(args.steps, args.seed)
-    write_session(data, Path(args.output))
+    try:
+        write_session(data, Path(args.output))
+    except OSError as exc:
+        raise UsageError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
     print(f"wrote {args.output}: {args.steps} LLM calls (seed {args.seed})")
     return 0

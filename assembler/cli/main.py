@@ -22,7 +22,10 @@ from assembler.cli.inspect_commands import (
 )
 from assembler.design.wire import WireError
 from assembler.errors import UsageError
+from assembler.limits import one_line
 from assembler.sessions.model import SessionError
+
+MESSAGE_CHARS = 600  # an error is one line a person reads; user values in it are cut
 
 
 class _Parser(argparse.ArgumentParser):
@@ -82,15 +85,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
         return code
     except (UsageError, SessionError, LayoutError, WireError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc), MESSAGE_CHARS)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # the last guard: a bug still ends in one line, not a traceback
-        print(
-            f"error: internal error ({type(exc).__name__}: {exc}); please report it",
-            file=sys.stderr,
-        )
+        detail = one_line(f"{type(exc).__name__}: {exc}", MESSAGE_CHARS)
+        print(f"error: internal error ({detail}); please report it", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -24,6 +24,7 @@ from assembler.design.context import (
     Tool,
     WorkspaceFile,
 )
+from assembler.limits import ReadRefused, read_capped
 from assembler.sessions.model import (
     MAX_BYTES,
     Change,
@@ -47,10 +48,17 @@ from assembler.sessions.validation import validate
 
 def _time(text: str, source: str, line: int | None, field: str) -> datetime:
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        # A day's margin at the calendar's ends: offsets, gaps and cache lifetimes are added.
+        if not 1 < at.astimezone(UTC).year < 9999:
+            raise OverflowError
+        return at
+    except (ValueError, OverflowError):
         raise SessionError(
-            source, f"expected a real date and time, found {kind_of(text)}", line=line, field=field
+            source,
+            f"expected a real date and time between the years 2 and 9998, found {kind_of(text)}",
+            line=line,
+            field=field,
         ) from None
 
 
@@ -111,7 +119,7 @@ def _profile(raw: Mapping[str, Any]) -> Profile:
 def _check_zone(zone: str, source: str, line: int | None) -> None:
     try:
         ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a name part too long
         raise SessionError(
             source,
             f"expected an IANA time zone such as Europe/Berlin or UTC, found {kind_of(zone)}",
@@ -336,15 +344,11 @@ def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = 
 
 def load_session(path: str | Path, *, max_bytes: int = MAX_BYTES) -> Session:
     """Read a ``.yaml`` / ``.yml`` / ``.json`` / ``.jsonl`` session file."""
-    p = Path(path)
     source = str(path)
     try:
-        size = p.stat().st_size
-        if size > max_bytes:
-            raise SessionError(source, f"the file is {size:,} bytes; the limit is {max_bytes:,}")
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise SessionError(source, f"cannot read the file: {exc.strerror or exc}") from None
+        raw = read_capped(path, max_bytes)
+    except ReadRefused as exc:
+        raise SessionError(source, str(exc)) from None
     return parse_bytes(raw, source)
 
 

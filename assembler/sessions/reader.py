@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from assembler.limits import clip
 from assembler.sessions.model import SessionError
 
 # --- reading ------------------------------------------------------------------
@@ -35,13 +36,16 @@ _Loader.yaml_implicit_resolvers = _FastLoader.yaml_implicit_resolvers = {
 
 
 MAX_VALUES = 2_000_000
+MAX_KEY_SHOWN = 80  # a key echoed in a message is cut here
 
 
 def _line_map(node: yaml.Node, source: str) -> dict[tuple[str | int, ...], int]:
     """Field path → 1-based line, and checks YAML itself would let through.
 
-    Duplicate keys are refused. An alias is walked once; its expanded size is
-    still counted, so nested aliases cannot expand into a memory bomb.
+    Duplicate keys are refused, and so are keys that are not plain scalars (the
+    format never needs them, and turning a mapping key into text would expand
+    its aliases unbounded). An alias is walked once; its expanded size is still
+    counted, so nested aliases cannot expand into a memory bomb.
     """
     lines: dict[tuple[str | int, ...], int] = {}
     sizes: dict[int, int] = {}
@@ -57,6 +61,13 @@ def _line_map(node: yaml.Node, source: str) -> dict[tuple[str | int, ...], int]:
             if isinstance(n, yaml.MappingNode):
                 seen: set[str] = set()
                 for k, v in n.value:
+                    if not isinstance(k, yaml.ScalarNode):
+                        raise SessionError(
+                            source,
+                            f"expected a text key, found a {'list' if isinstance(k, yaml.SequenceNode) else 'mapping'}",
+                            line=k.start_mark.line + 1,
+                            field=path_text(path),
+                        )
                     key = str(k.value)
                     if key in seen:
                         raise SessionError(
@@ -91,9 +102,10 @@ def path_text(path: tuple[str | int, ...]) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif not part.isidentifier():  # odd keys stay readable and on one line
-            out += f"[{json.dumps(part)}]"
+        elif not part.isidentifier():  # odd keys stay readable, on one line and short
+            out += f"[{json.dumps(clip(part, MAX_KEY_SHOWN))}]"
         else:
+            part = clip(part, MAX_KEY_SHOWN)
             out += f".{part}" if out else part
     return out or "(document)"
 
@@ -124,13 +136,31 @@ def _compose(loader: Any, source: str) -> tuple[Any, dict[tuple[str | int, ...],
         if node is None:
             raise SessionError(source, "the file is empty; expected a session document")
         lines = _line_map(node, source)
-        return loader.construct_document(node), lines
+        try:
+            return loader.construct_document(node), lines
+        except ValueError as exc:  # int(): more than 4,300 digits
+            raise SessionError(source, _number_message(exc)) from None
     finally:
         loader.dispose()
 
 
+def _number_message(exc: ValueError) -> str:
+    if "digits" in str(exc):
+        return "a number has more than 4,300 digits; expected a count or a size"
+    return f"a value cannot be read: {exc}"
+
+
 class _Duplicate(ValueError):
     pass
+
+
+def _header_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _Duplicate(key)
+    return out
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -179,13 +209,21 @@ def read_jsonl(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
     header: Any = None
     events: list[Any] = []
     lines: dict[tuple[str | int, ...], int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # LF only (a CR before it is JSON whitespace): U+2028, U+2029 and U+0085 are
+    # text inside a string, not line ends.
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw)
+            value = json.loads(raw, object_pairs_hook=_header_pairs if header is None else None)
         except json.JSONDecodeError as exc:
             raise SessionError(source, f"not valid JSON: {exc.msg}", line=number) from None
+        except _Duplicate as exc:
+            raise SessionError(
+                source, "duplicate key", line=number, field=path_text((str(exc),))
+            ) from None
+        except ValueError as exc:
+            raise SessionError(source, _number_message(exc), line=number) from None
         if header is None:
             if not isinstance(value, dict):
                 raise SessionError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
@@ -12,6 +13,7 @@ import fastjsonschema
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from assembler.limits import MAX_FIELD_CHARS
 from assembler.sessions.model import FORMAT, SessionError
 from assembler.sessions.reader import kind_of, path_text
 
@@ -86,6 +88,99 @@ def _choose(errors: list[ValidationError]) -> ValidationError:
     )
 
 
+#: Integers beyond what a JSON number holds exactly (RFC 8259 §6) are no token count:
+#: priced, they print ``cost: $inf``.
+MAX_INT = 2**53 - 1
+#: Calls nested deeper than this are no agent's call stack; the rendered tree grows
+#: with the square of the depth (each level indents the ones below it).
+MAX_CALL_DEPTH = 1_000
+#: Blocks over all requests once ``keep`` is resolved: the work a session may ask for.
+MAX_REQUEST_BLOCKS = 5_000_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fail(
+    source: str, lines: Mapping[tuple[str | int, ...], int], path: tuple[str | int, ...], msg: str
+) -> SessionError:
+    line = None
+    for n in range(len(path), -1, -1):
+        if path[:n] in lines:
+            line = lines[path[:n]]
+            break
+    return SessionError(source, msg, line=line, field=path_text(path))
+
+
+def check_values(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int]) -> None:
+    """What the schema cannot say: one text field's size, lone surrogates, huge integers."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if len(value) > MAX_FIELD_CHARS:
+                raise _fail(
+                    source,
+                    lines,
+                    path,
+                    f"the text is {len(value):,} characters; one field may hold at most "
+                    f"{MAX_FIELD_CHARS:,}",
+                )
+            if not value.isascii() and _SURROGATE.search(value):
+                raise _fail(
+                    source,
+                    lines,
+                    path,
+                    "a lone surrogate (\\ud800-\\udfff) is not text; expected UTF-8",
+                )
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if isinstance(k, str) and not k.isascii() and _SURROGATE.search(k):
+                    raise _fail(source, lines, path, "a key holds a lone surrogate; expected UTF-8")
+                stack.append((v, (*path, k)))
+        elif isinstance(value, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            raise _fail(source, lines, path, f"expected an integer of at most {MAX_INT:,}")
+
+
+def check_events(
+    data: Mapping[str, Any], source: str, lines: Mapping[tuple[str | int, ...], int]
+) -> None:
+    """Duplicate tool names, call depth and the blocks ``keep`` would resolve to."""
+    names: set[str] = set()
+    for i, tool in enumerate(data["session"].get("tools", [])):
+        if tool["name"] in names:
+            raise _fail(source, lines, ("session", "tools", i, "name"), "duplicate tool name")
+        names.add(tool["name"])
+    depth = 0
+    blocks = resolved = 0
+    for i, event in enumerate(data["events"]):
+        kind = event["type"]
+        if kind == "enter":
+            depth += 1
+            if depth > MAX_CALL_DEPTH:
+                raise _fail(
+                    source,
+                    lines,
+                    ("events", i),
+                    f"calls nest deeper than {MAX_CALL_DEPTH:,}; expected an agent's call stack",
+                )
+        elif kind == "exit":
+            depth -= 1
+        elif kind == "llm" and "request" in event:
+            request = event["request"]
+            keep = request.get("keep", 0)
+            blocks = min(keep, blocks) + len(request["blocks"])
+            resolved += blocks
+            if resolved > MAX_REQUEST_BLOCKS:
+                raise _fail(
+                    source,
+                    lines,
+                    ("events", i, "request", "keep"),
+                    f"the requests hold more than {MAX_REQUEST_BLOCKS:,} blocks in all once keep "
+                    "is resolved; split the session",
+                )
+
+
 def validate(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int]) -> None:
     if not isinstance(data, dict):
         raise SessionError(
@@ -100,11 +195,15 @@ def validate(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int])
             line=lines.get(("format",)),
             field="format",
         )
+    check_values(data, source, lines)
     try:
         _fast_check()(data)
-        return
     except fastjsonschema.JsonSchemaException:
-        pass
+        _explain(data, source, lines)
+    check_events(data, source, lines)
+
+
+def _explain(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int]) -> None:
     errors = list(_validator().iter_errors(data))
     if not errors:
         return

@@ -13,6 +13,8 @@ from assembler.sessions.importers.hidden import Hidden
 from assembler.sessions.importers.records import UNRECORDED_TEXT, total_input
 from assembler.sessions.model import FORMAT
 
+NAME_CHARS = 200  # session.schema.json: $defs.name maxLength
+
 # --- blocks ---------------------------------------------------------------------------
 
 
@@ -152,6 +154,8 @@ class Events:
         return format_time(at)
 
     def add(self, kind_: str, at: datetime, **fields: Any) -> None:
+        if kind_ == "change" and isinstance(fields.get("model"), str):
+            fields["model"] = fields["model"][:NAME_CHARS]  # the schema's limit on a name
         self.events.append(
             {
                 "type": kind_,
@@ -232,7 +236,7 @@ def session_doc(
         "id": (id or "imported")[:200],
         "agent": {"name": agent},
         "provider": provider,
-        "model": model[:200] or "unknown",
+        "model": model[:NAME_CHARS] or "unknown",
     }
     if title:
         session["title"] = title

@@ -9,7 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from assembler.limits import MAX_FIELD_CHARS, ReadRefused, read_capped
+
 MAX_BYTES = 200 * 1024 * 1024  # transcripts grow large; refuse what cannot be a transcript
+# One JSON line: a text field at its cap, escaped (up to 6 bytes a character in the worst case
+# is rare; twice the cap covers quoted code and logs).
+MAX_RECORD_BYTES = 2 * MAX_FIELD_CHARS
 UNRECORDED_TEXT = "[system prompt and tool definitions: not recorded in the transcript]"
 PREVIEW = 60
 
@@ -101,16 +106,21 @@ def read_jsonl(path: Path, skipped: Skipped) -> list[Record]:
     """
     source = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise ImporterError(source, f"the file is {size:,} bytes; the limit is {MAX_BYTES:,}")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ImporterError(source, f"cannot read the file: {exc.strerror or exc}") from None
+        raw = read_capped(path, MAX_BYTES)
+    except ReadRefused as exc:
+        raise ImporterError(source, str(exc)) from None
     records: list[Record] = []
+    # Split on LF only: U+2028, U+2029 and U+0085 are text inside a JSON string.
     for number, line in enumerate(raw.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
         if not line.strip():
             continue
+        if len(line) > MAX_RECORD_BYTES:
+            raise ImporterError(
+                source,
+                f"the line is {len(line):,} bytes; one record may hold at most "
+                f"{MAX_RECORD_BYTES:,} (a text field at most {MAX_FIELD_CHARS:,} characters)",
+                line=number,
+            )
         try:
             value = json.loads(line.decode("utf-8"))
         except UnicodeDecodeError as exc:
@@ -119,6 +129,9 @@ def read_jsonl(path: Path, skipped: Skipped) -> list[Record]:
         except (json.JSONDecodeError, RecursionError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
             skipped.add(source, number, f"not valid JSON: {reason}")
+            continue
+        except ValueError:  # an integer over the interpreter's 4,300-digit limit
+            skipped.add(source, number, "a number has more than 4,300 digits")
             continue
         if not isinstance(value, dict):
             skipped.add(source, number, f"expected a JSON object, found {kind(value)}")

@@ -1,0 +1,66 @@
+"""Run the CLI on a hostile input in a child process and measure what it cost."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SECONDS = 10.0
+PEAK_BYTES = 500 * 1024 * 1024
+# A hard ceiling on the child's address space, so a regression fails the test instead
+# of taking the machine down; the budget itself is checked on the measured peak.
+ADDRESS_CEILING = 3 * 1024 * 1024 * 1024
+# The child writes its own peak resident size on the way out (RUSAGE_SELF is per process).
+DRIVER = """
+import atexit, os, resource, sys
+def _peak():
+    with open(os.environ["HOSTILE_PEAK_FILE"], "w") as f:
+        f.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+atexit.register(_peak)
+from assembler.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+    seconds: float
+    peak_bytes: int
+
+
+def _limit() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_CEILING, ADDRESS_CEILING))
+
+
+def run_cli(args: list[str], peak_file: Path, timeout: float = SECONDS * 3) -> Run:
+    """Exit code, output, wall time and peak memory (``-1`` if the child died first)."""
+    peak_file.unlink(missing_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOSTILE_PEAK_FILE": str(peak_file)}
+    start = time.monotonic()
+    child = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        preexec_fn=_limit,
+        text=True,
+        errors="replace",
+    )
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+    seconds = time.monotonic() - start
+    peak = int(peak_file.read_text()) if peak_file.exists() else -1
+    return Run(child.returncode, out, err, seconds, peak)
