@@ -95,7 +95,9 @@ MAX_INT = 2**53 - 1
 #: with the square of the depth (each level indents the ones below it).
 MAX_CALL_DEPTH = 1_000
 #: Blocks over all requests once ``keep`` is resolved: the work a session may ask for.
-MAX_REQUEST_BLOCKS = 5_000_000
+#: The same bound as on values a file may spell out (reader.MAX_VALUES): ``keep`` is a
+#: short way to write blocks, not a way to ask for more of them.
+MAX_REQUEST_BLOCKS = 2_000_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

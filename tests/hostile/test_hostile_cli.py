@@ -1,0 +1,70 @@
+"""Every hostile input: exit 2 and one line naming the file (line and field where there is
+one), within a time and memory budget measured here; or, where the input is valid, success."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from build import CASES, Case, argv, build
+from runner import PEAK_BYTES, SECONDS, run_cli
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("hostile")
+    build(tmp)
+    return tmp
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_input(case: Case, hostile: Path) -> None:
+    args = argv(case, hostile)
+    run = run_cli(args, hostile / f"{case.name}.peak")
+    assert run.seconds < SECONDS, f"{case.name} took {run.seconds:.1f} s"
+    assert 0 < run.peak_bytes < PEAK_BYTES, f"{case.name} peaked at {run.peak_bytes:,} bytes"
+    assert run.code == case.exit, run.stderr
+    err = run.stderr.strip()
+    assert "internal error" not in err and "Traceback" not in err
+    if case.exit == 2:
+        assert len(err.splitlines()) == 1, err
+        assert len(err) < 800, len(err)
+        if case.names_file:
+            assert str(hostile / case.name) in err or "/dev/" in err, err
+    for text in case.expect:
+        assert text in err, err
+
+
+def test_deep_call_stack_keeps_its_tree(hostile: Path) -> None:
+    """A 1,000-deep stack renders every level, no component failure."""
+    run = run_cli(argv(next(c for c in CASES if c.name == "deep-calls"), hostile), hostile / "p")
+    assert run.code == 0 and "failed" not in run.stderr, run.stderr
+    assert "function: f999" in run.stdout and "function: f0" in run.stdout
+
+
+def test_deeper_than_the_limit_is_refused(tmp_path: Path) -> None:
+    from build import deep_calls
+
+    (tmp_path / "d.jsonl").write_text(deep_calls(1001), "utf-8")
+    run = run_cli(["steps", str(tmp_path / "d.jsonl")], tmp_path / "p")
+    assert run.code == 2 and "nest deeper than 1,000" in run.stderr
+
+
+def test_imports_read_back(hostile: Path) -> None:
+    """U+2028 in a transcript and a 300-character model survive import and load back."""
+    for name in ("claude-u2028", "requests-long-model"):
+        out = hostile / name / "o.jsonl"
+        lines = out.read_text("utf-8").split("\n")
+        for line in filter(None, lines):
+            event = json.loads(line)
+            if event.get("type") == "change":
+                assert len(event["model"]) <= 200
+    text = (hostile / "claude-u2028" / "o.jsonl").read_text("utf-8")
+    assert "\u2028" in text
+
+
+def test_glob_named_file_wins(hostile: Path) -> None:
+    run = run_cli(["analyze", str(hostile / "glob-named-file" / "sess[1].yaml")], hostile / "p")
+    assert run.code == 0, run.stderr
+    assert "hostile" in run.stdout
