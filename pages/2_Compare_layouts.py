@@ -12,7 +12,7 @@ from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
 from assembler.analysis.results import SessionAnalysis
 from ui import billing, charts, data, layout_store, page, step
 from ui.html import md
-from ui.sidebar import Selection, sidebar
+from ui.sidebar import Selection, error, sidebar
 
 UPLOAD = "Upload a file…"
 EDIT = "Edit in the page…"
@@ -56,7 +56,7 @@ def _side(title: str, prefix: str, default: str) -> data.LayoutChoice | None:
             return layout_store.keep(text, f"{prefix} (edited)")
         return data.layout_choice(choice)
     except LayoutError as exc:
-        st.error(str(exc), icon=":material/error:")
+        error(str(exc))
     except UnicodeDecodeError as exc:
         st.error(f"the layout file is not UTF-8 text (byte {exc.start})", icon=":material/error:")
     return None
@@ -75,7 +75,7 @@ def _chart(
             go.Scattergl(
                 x=frame["step"],
                 y=frame[f"{column}_{side}"],
-                name=f"{side}: {name}",
+                name=charts.label(f"{side}: {name}"),
                 mode="lines+markers" if len(frame) <= 200 else "lines",
                 line={"color": colour},
             )

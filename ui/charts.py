@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,6 +18,12 @@ BIG = 1000  # above this many steps, WebGL traces
 #: this machine, a timeline click at 5,000 steps painted in ~0.9 s with SVG against ~1.5 s
 #: with WebGL traces (software WebGL, no GPU); unthinned point clouds stay WebGL above BIG.
 THINNED_TRACE = go.Scatter
+
+
+def label(text: str) -> str:
+    """User text for a plotly label, legend or hover: plotly renders a subset of HTML
+    there (links among it), so every tag character is escaped; ``%{`` starts a template."""
+    return html.escape(text, quote=False).replace("%{", "%&#123;")
 
 
 def _layout(fig: go.Figure, title: str, y: str, x: str = "step") -> go.Figure:

@@ -10,8 +10,9 @@ import streamlit as st
 
 from assembler.analysis.layouts import LayoutError
 from assembler.errors import UsageError
+from assembler.limits import one_line
 from assembler.sessions.model import SessionError
-from ui.html import STYLE
+from ui.html import STYLE, md
 
 log = logging.getLogger("inspector")
 
@@ -72,12 +73,12 @@ def guarded(body: Callable[[], None]) -> None:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if isinstance(exc, KeyError):
             message = f"not found: {message}"
-        st.error(message, icon=":material/error:")
+        st.error(md(one_line(message)), icon=":material/error:")
     except Exception as exc:
         log.error("unexpected error in page body\n%s", traceback.format_exc())
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         st.error(
             f"Something went wrong while drawing this page ({type(exc).__name__}"
-            f"{': ' + first if first else ''}). The details are in the server log.",
+            f"{': ' + md(one_line(first, 200)) if first else ''}). The details are in the server log.",
             icon=":material/error:",
         )

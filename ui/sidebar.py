@@ -15,8 +15,10 @@ import streamlit as st
 
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
 from assembler.analysis.results import SessionAnalysis
+from assembler.limits import one_line
 from assembler.sessions.model import Session, SessionError
 from ui import data, html, layout_store, uploads
+from ui.html import md
 
 UPLOAD = "Upload a file…"
 RECORDED = "as recorded"
@@ -52,6 +54,12 @@ class Selection:
         if self.layout.key in BUILTIN_LAYOUTS or layout_store.find(layout_store.link(self.layout)):
             params["layout"] = layout_store.link(self.layout)
         return params
+
+
+def error(message: str) -> None:
+    """An error naming a file or a value the user supplied: one line, shown literally
+    (escaped, so an image or a link in it is text, never fetched or followed)."""
+    st.error(md(one_line(message)), icon=":material/error:")
 
 
 def _seed(key: str, default: Any, options: list[Any] | None = None) -> None:
@@ -163,7 +171,7 @@ def sidebar() -> Selection | None:
     ttl = sb.selectbox("Cache lifetime", ttls, key="w_sel_ttl", on_change=_keep, args=("sel_ttl",))
 
     for message in errors:
-        st.error(message, icon=":material/error:")
+        error(message)
 
     # Resolve the session.
     if choice == UPLOAD:
@@ -189,7 +197,7 @@ def sidebar() -> Selection | None:
     try:
         key, session = data.parse_session_bytes(raw, name, known)
     except SessionError as exc:
-        st.error(str(exc), icon=":material/error:")
+        error(str(exc))
         return None
 
     # Resolve the layout.

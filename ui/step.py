@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.html import md
+
 STEP = "step"
 SLIDER = "step_slider"
 
@@ -40,7 +42,9 @@ def current(total: int) -> int:
         try:
             st.session_state[STEP] = int(raw)
         except ValueError:
-            st.toast(f"step: expected a step number, found {raw[:40]!r}", icon=":material/error:")
+            st.toast(
+                md(f"step: expected a step number, found {raw[:40]!r}"), icon=":material/error:"
+            )
     step = _clamp(int(st.session_state.get(STEP, 1)), max(1, total))
     st.session_state[STEP] = step
     return step

@@ -92,7 +92,10 @@ def keep_chain(n: int) -> str:
 def deep_calls(depth: int) -> str:
     evs = [{"type": "enter", "function": f"f{i}", "input": "x", "at": T} for i in range(depth)]
     evs.append({"type": "llm", "input": "q", "output": "a", "at": T})
-    evs += [{"type": "exit", "function": f"f{i}", "output": "o", "at": T} for i in reversed(range(depth))]
+    evs += [
+        {"type": "exit", "function": f"f{i}", "output": "o", "at": T}
+        for i in reversed(range(depth))
+    ]
     return jsonl(header(), evs)
 
 
@@ -145,7 +148,9 @@ def _glob_named(tmp: Path) -> None:
 
 
 def _long_string(n: int) -> Callable[[], str]:
-    return lambda: jsonl(header(), events({"type": "tool", "name": "t", "output": "x" * n, "at": T}))
+    return lambda: jsonl(
+        header(), events({"type": "tool", "name": "t", "output": "x" * n, "at": T})
+    )
 
 
 BIG = "9" * 5000
@@ -175,72 +180,318 @@ def _importer(fixture: Path, old: str, new: str, count: int = 1) -> Callable[[Pa
 
 CASES: tuple[Case, ...] = (
     # 1-2 alias bombs
-    Case("key-alias-bomb", ("steps", "{tmp}/k.yaml"), ("key",), write=_text("k.yaml", key_alias_bomb)),
+    Case(
+        "key-alias-bomb", ("steps", "{tmp}/k.yaml"), ("key",), write=_text("k.yaml", key_alias_bomb)
+    ),
     Case("layout-alias-bomb", LAYOUT, ("alias",), write=_layout(layout_alias_bomb())),
     # 4 special files
     Case("fifo", ("steps", "{tmp}/fifo.yaml"), ("regular file",), write=_fifo),
     Case("dev-zero-link", ("analyze", "{tmp}/zero.yaml"), ("regular file",), write=_zero_link),
-    Case("folder-as-layout", ("analyze", "{tmp}/ok.json", "--layout", "{tmp}"), ("layout",), write=_layout("")),
+    Case(
+        "folder-as-layout",
+        ("analyze", "{tmp}/ok.json", "--layout", "{tmp}"),
+        ("layout",),
+        write=_layout(""),
+    ),
     Case(
         "subagents-dev-zero",
-        ("import", "claude-code", str(CLAUDE), "--subagents", "{tmp}/subagents", "-o", "{tmp}/o.jsonl"),
+        (
+            "import",
+            "claude-code",
+            str(CLAUDE),
+            "--subagents",
+            "{tmp}/subagents",
+            "-o",
+            "{tmp}/o.jsonl",
+        ),
         ("regular file",),
         write=_zero_subagents,
     ),
-    Case("layout-fifo", ("analyze", "{tmp}/ok.json", "--layout", "{tmp}/fifo.yaml"), ("regular file",), write=lambda t: (_ok(t), _fifo(t)) and None),
+    Case(
+        "layout-fifo",
+        ("analyze", "{tmp}/ok.json", "--layout", "{tmp}/fifo.yaml"),
+        ("regular file",),
+        write=lambda t: (_ok(t), _fifo(t)) and None,
+    ),
     # 5 one long string
-    Case("long-string", SESSION_L, ("characters",), write=_text("s.jsonl", _long_string(5_000_001))),
+    Case(
+        "long-string", SESSION_L, ("characters",), write=_text("s.jsonl", _long_string(5_000_001))
+    ),
     # 8 generate
-    Case("generate-huge", ("generate", "--steps", "1000000000", "-o", "{tmp}/g.yaml"), ("--steps",), names_file=False),
-    Case("generate-missing-folder", ("generate", "--steps", "2", "-o", "{tmp}/no/such/g.yaml"), ("cannot write",)),
+    Case(
+        "generate-huge",
+        ("generate", "--steps", "1000000000", "-o", "{tmp}/g.yaml"),
+        ("--steps",),
+        names_file=False,
+    ),
+    Case(
+        "generate-missing-folder",
+        ("generate", "--steps", "2", "-o", "{tmp}/no/such/g.yaml"),
+        ("cannot write",),
+    ),
     Case("generate-folder", ("generate", "--steps", "2", "-o", "{tmp}"), ("cannot write",)),
-    Case("generate-full-device", ("generate", "--steps", "2", "-o", "/dev/full"), ("cannot write",), names_file=False),
+    Case(
+        "generate-full-device",
+        ("generate", "--steps", "2", "-o", "/dev/full"),
+        ("cannot write",),
+        names_file=False,
+    ),
     # 11 internal errors
-    Case("big-int-session", SESSION, ("digits",), write=_text("s.json", lambda: session_json().replace('"id": "hostile"', f'"id": {BIG}'))),
-    Case("big-int-yaml", ("steps", "{tmp}/s.yaml"), ("digits",), write=_text("s.yaml", lambda: session_json().replace('"id": "hostile"', f'"id": {BIG}') + "\n")),
-    Case("big-int-jsonl", SESSION_L, ("digits",), write=_text("s.jsonl", lambda: jsonl(header(), events()).replace('"output": "done"', f'"output": {BIG}'))),
-    Case("big-int-layout", LAYOUT, ("digits",), write=_layout(f"name: big\ncomponents: {{task_frame: {{order: {BIG}}}}}\n")),
-    Case("big-int-claude", ("import", "claude-code", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"), ("digits",), exit=EXIT_SKIPPED, write=_importer(CLAUDE, '"input_tokens": ', f'"input_tokens": {BIG}, "x": ')),
-    Case("big-int-codex", ("import", "codex", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"), ("digits",), exit=EXIT_SKIPPED, write=_importer(CODEX, '"input_tokens": ', f'"input_tokens": {BIG}, "x": ')),
-    Case("big-int-requests", ("import", "requests", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"), ("digits",), exit=EXIT_SKIPPED, write=_importer(REQUESTS, '"max_tokens": 4096', f'"max_tokens": {BIG}')),
-    Case("lone-surrogate", SESSION, ("surrogate",), write=_text("s.json", lambda: session_json(title="a\ud800b"))),
-    Case("lone-surrogate-jsonl", SESSION_L, ("surrogate",), write=_text("s.jsonl", lambda: jsonl(header(title="a\\ud800b"), events()).replace("\\\\ud800", "\\ud800"))),
-    Case("date-year-1", SESSION, ("at",), write=_text("s.json", lambda: session_json().replace(T, "0001-01-01T00:00:00+01:00"))),
-    Case("date-year-9999", SESSION, ("at",), write=_text("s.json", lambda: session_json().replace(T, "9999-12-31T23:59:59-01:00"))),
-    Case("long-timezone", SESSION, ("timezone",), write=_text("s.json", lambda: session_json(environment={"timezone": "Europe/" + "x" * 300}))),
+    Case(
+        "big-int-session",
+        SESSION,
+        ("digits",),
+        write=_text("s.json", lambda: session_json().replace('"id": "hostile"', f'"id": {BIG}')),
+    ),
+    Case(
+        "big-int-yaml",
+        ("steps", "{tmp}/s.yaml"),
+        ("digits",),
+        write=_text(
+            "s.yaml", lambda: session_json().replace('"id": "hostile"', f'"id": {BIG}') + "\n"
+        ),
+    ),
+    Case(
+        "big-int-jsonl",
+        SESSION_L,
+        ("digits",),
+        write=_text(
+            "s.jsonl",
+            lambda: jsonl(header(), events()).replace('"output": "done"', f'"output": {BIG}'),
+        ),
+    ),
+    Case(
+        "big-int-layout",
+        LAYOUT,
+        ("digits",),
+        write=_layout(f"name: big\ncomponents: {{task_frame: {{order: {BIG}}}}}\n"),
+    ),
+    Case(
+        "big-int-claude",
+        ("import", "claude-code", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"),
+        ("digits",),
+        exit=EXIT_SKIPPED,
+        write=_importer(CLAUDE, '"input_tokens": ', f'"input_tokens": {BIG}, "x": '),
+    ),
+    Case(
+        "big-int-codex",
+        ("import", "codex", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"),
+        ("digits",),
+        exit=EXIT_SKIPPED,
+        write=_importer(CODEX, '"input_tokens": ', f'"input_tokens": {BIG}, "x": '),
+    ),
+    Case(
+        "big-int-requests",
+        ("import", "requests", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"),
+        ("digits",),
+        exit=EXIT_SKIPPED,
+        write=_importer(REQUESTS, '"max_tokens": 4096', f'"max_tokens": {BIG}'),
+    ),
+    Case(
+        "lone-surrogate",
+        SESSION,
+        ("surrogate",),
+        write=_text("s.json", lambda: session_json(title="a\ud800b")),
+    ),
+    Case(
+        "lone-surrogate-jsonl",
+        SESSION_L,
+        ("surrogate",),
+        write=_text(
+            "s.jsonl",
+            lambda: jsonl(header(title="a\\ud800b"), events()).replace("\\\\ud800", "\\ud800"),
+        ),
+    ),
+    Case(
+        "date-year-1",
+        SESSION,
+        ("at",),
+        write=_text("s.json", lambda: session_json().replace(T, "0001-01-01T00:00:00+01:00")),
+    ),
+    Case(
+        "date-year-9999",
+        SESSION,
+        ("at",),
+        write=_text("s.json", lambda: session_json().replace(T, "9999-12-31T23:59:59-01:00")),
+    ),
+    Case(
+        "long-timezone",
+        SESSION,
+        ("timezone",),
+        write=_text(
+            "s.json", lambda: session_json(environment={"timezone": "Europe/" + "x" * 300})
+        ),
+    ),
     Case("layout-add-mapping", LAYOUT, ("add",), write=_layout("add: [{x: 1}]\n")),
     Case("layout-add-scalar", LAYOUT, ("add",), write=_layout("add: 7\n")),
-    Case("layout-expose-functions", LAYOUT, ("expose.functions",), write=_layout("expose: {functions: [a, b]}\n")),
-    Case("layout-range-functions", LAYOUT, ("render_range.functions",), write=_layout("render_range: {functions: text}\n")),
+    Case(
+        "layout-expose-functions",
+        LAYOUT,
+        ("expose.functions",),
+        write=_layout("expose: {functions: [a, b]}\n"),
+    ),
+    Case(
+        "layout-range-functions",
+        LAYOUT,
+        ("render_range.functions",),
+        write=_layout("render_range: {functions: text}\n"),
+    ),
     Case("layout-deep", LAYOUT, ("nested",), write=_layout(nested(5000))),
     # 12 JSON Lines separators
-    Case("jsonl-u2028", SESSION_L, (), exit=0, write=_text("s.jsonl", lambda: jsonl(header(title="a\u2028b\u2029c\x85d"), events()).replace("\\u2028", "\u2028").replace("\\u2029", "\u2029").replace("\\u0085", "\x85"))),
-    Case("claude-u2028", ("import", "claude-code", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"), (), exit=0, write=_importer(CLAUDE, "Find out why.", "Find\u2028out\u2029why\x85.")),
+    Case(
+        "jsonl-u2028",
+        SESSION_L,
+        (),
+        exit=0,
+        write=_text(
+            "s.jsonl",
+            lambda: (
+                jsonl(header(title="a\u2028b\u2029c\x85d"), events())
+                .replace("\\u2028", "\u2028")
+                .replace("\\u2029", "\u2029")
+                .replace("\\u0085", "\x85")
+            ),
+        ),
+    ),
+    Case(
+        "claude-u2028",
+        ("import", "claude-code", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"),
+        (),
+        exit=0,
+        write=_importer(CLAUDE, "Find out why.", "Find\u2028out\u2029why\x85."),
+    ),
     # 13 change.model
-    Case("requests-long-model", ("import", "requests", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"), (), exit=0, write=_importer(REQUESTS, '"model": "claude-sonnet-4-5"', '"model": "' + "m" * 300 + '"', 3)),
+    Case(
+        "requests-long-model",
+        ("import", "requests", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"),
+        (),
+        exit=0,
+        write=_importer(
+            REQUESTS, '"model": "claude-sonnet-4-5"', '"model": "' + "m" * 300 + '"', 3
+        ),
+    ),
     # 15 one line
-    Case("key-with-newline", ("steps", "{tmp}/s.yaml"), ("unknown field",), write=_text("s.yaml", lambda: session_json().replace('"id"', '"i\\nd": 1, "id"') + "\n")),
-    Case("huge-key", SESSION, ("unknown field",), write=_text("s.json", lambda: session_json().replace('"id"', f'"{"k" * 100_000}": 1, "id"'))),
+    Case(
+        "key-with-newline",
+        ("steps", "{tmp}/s.yaml"),
+        ("unknown field",),
+        write=_text("s.yaml", lambda: session_json().replace('"id"', '"i\\nd": 1, "id"') + "\n"),
+    ),
+    Case(
+        "huge-key",
+        SESSION,
+        ("unknown field",),
+        write=_text(
+            "s.json", lambda: session_json().replace('"id"', f'"{"k" * 100_000}": 1, "id"')
+        ),
+    ),
     Case("layout-bad-yaml", LAYOUT, ("l.yaml:2:",), write=_layout("name: x\n  bad: [\n")),
     Case("layout-unknown-line", LAYOUT, (":3:",), write=_layout("name: x\n\nnope: 1\n")),
     # 16 compare thresholds
-    Case("nan-threshold", ("compare", "{tmp}/ok.json", "--base", "seed", "--head", "seed", "--max-hit-ratio-drop", "nan"), ("finite",), names_file=False, write=lambda t: _ok(t)),
-    Case("inf-threshold", ("compare", "{tmp}/ok.json", "--base", "seed", "--head", "seed", "--max-cost-increase", "inf"), ("finite",), names_file=False, write=lambda t: _ok(t)),
+    Case(
+        "nan-threshold",
+        (
+            "compare",
+            "{tmp}/ok.json",
+            "--base",
+            "seed",
+            "--head",
+            "seed",
+            "--max-hit-ratio-drop",
+            "nan",
+        ),
+        ("finite",),
+        names_file=False,
+        write=lambda t: _ok(t),
+    ),
+    Case(
+        "inf-threshold",
+        (
+            "compare",
+            "{tmp}/ok.json",
+            "--base",
+            "seed",
+            "--head",
+            "seed",
+            "--max-cost-increase",
+            "inf",
+        ),
+        ("finite",),
+        names_file=False,
+        write=lambda t: _ok(t),
+    ),
     # 17 smaller
-    Case("unknown-model", ("analyze", "{tmp}/s.json"), ("model",), write=_text("s.json", lambda: session_json(model=IMAGE))),
-    Case("unknown-provider", ("analyze", "{tmp}/s.json"), ("provider",), write=_text("s.json", lambda: session_json(provider=IMAGE))),
-    Case("jsonl-duplicate-header-key", SESSION_L, ("duplicate",), write=_text("s.jsonl", lambda: jsonl(header(), events()).replace('"format"', '"format": "x", "format"', 1))),
+    Case(
+        "unknown-model",
+        ("analyze", "{tmp}/s.json"),
+        ("model",),
+        write=_text("s.json", lambda: session_json(model=IMAGE)),
+    ),
+    Case(
+        "unknown-provider",
+        ("analyze", "{tmp}/s.json"),
+        ("provider",),
+        write=_text("s.json", lambda: session_json(provider=IMAGE)),
+    ),
+    Case(
+        "jsonl-duplicate-header-key",
+        SESSION_L,
+        ("duplicate",),
+        write=_text(
+            "s.jsonl",
+            lambda: jsonl(header(), events()).replace('"format"', '"format": "x", "format"', 1),
+        ),
+    ),
     Case("layout-duplicate-key", LAYOUT, ("duplicate",), write=_layout("name: a\nname: b\n")),
-    Case("duplicate-tool", SESSION, ("duplicate",), write=_text("s.json", lambda: session_json(tools=[{"name": "t", "description": "d", "input_schema": {}}] * 2))),
-    Case("huge-output-tokens", ("analyze", "{tmp}/s.jsonl"), ("output",), write=_text("s.jsonl", lambda: jsonl(header(), events()).replace('"output": "a", ', '"output": "a", "usage": {"output": ' + "9" * 400 + "}, ", 1))),
+    Case(
+        "duplicate-tool",
+        SESSION,
+        ("duplicate",),
+        write=_text(
+            "s.json",
+            lambda: session_json(tools=[{"name": "t", "description": "d", "input_schema": {}}] * 2),
+        ),
+    ),
+    Case(
+        "huge-output-tokens",
+        ("analyze", "{tmp}/s.jsonl"),
+        ("output",),
+        write=_text(
+            "s.jsonl",
+            lambda: jsonl(header(), events()).replace(
+                '"output": "a", ', '"output": "a", "usage": {"output": ' + "9" * 400 + "}, ", 1
+            ),
+        ),
+    ),
     Case("glob-named-file", ("analyze", "{tmp}/sess[1].yaml"), (), exit=0, write=_glob_named),
     # 14 deep call stack renders
-    Case("deep-calls", ("render", "{tmp}/d.jsonl", "--step", "1"), (), exit=0, write=_text("d.jsonl", lambda: deep_calls(1000))),
+    Case(
+        "deep-calls",
+        ("render", "{tmp}/d.jsonl", "--step", "1"),
+        (),
+        exit=0,
+        write=_text("d.jsonl", lambda: deep_calls(1000)),
+    ),
     # 3 keep chains
-    Case("keep-chain-3000", ("analyze", "{tmp}/c.jsonl"), ("keep",), write=_text("c.jsonl", lambda: keep_chain(3000))),
-    Case("keep-chain-20000", ("steps", "{tmp}/c.jsonl"), ("keep",), write=_text("c.jsonl", lambda: keep_chain(20000))),
+    Case(
+        "keep-chain-3000",
+        ("analyze", "{tmp}/c.jsonl"),
+        ("keep",),
+        write=_text("c.jsonl", lambda: keep_chain(3000)),
+    ),
+    Case(
+        "keep-chain-20000",
+        ("steps", "{tmp}/c.jsonl"),
+        ("keep",),
+        write=_text("c.jsonl", lambda: keep_chain(20000)),
+    ),
     # 9 markdown in messages
-    Case("markdown-unknown-key", SESSION, ("unknown field",), write=_text("s.json", lambda: session_json().replace('"id"', f'"{IMAGE}": 1, "id"'))),
+    Case(
+        "markdown-unknown-key",
+        SESSION,
+        ("unknown field",),
+        write=_text("s.json", lambda: session_json().replace('"id"', f'"{IMAGE}": 1, "id"')),
+    ),
     Case("markdown-layout-ttl", LAYOUT, ("ttl",), write=_layout(f"ttl: '{IMAGE}'\n")),
 )
 

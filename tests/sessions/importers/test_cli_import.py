@@ -93,6 +93,8 @@ def test_a_session_over_the_loader_limit_is_refused(
     args = argparse.Namespace(
         format="claude-code", file=str(CLAUDE), output=str(out), subagents=None
     )
-    with pytest.raises(UsageError, match=r"would be about [\d,]+ bytes, over the 10,000-byte limit"):
+    with pytest.raises(
+        UsageError, match=r"would be about [\d,]+ bytes, over the 10,000-byte limit"
+    ):
         cli_import.cmd_import(args)
     assert not out.exists()
