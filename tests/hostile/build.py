@@ -132,6 +132,11 @@ def _fifo(tmp: Path) -> None:
     os.mkfifo(tmp / "fifo.yaml")
 
 
+def _layout_fifo(tmp: Path) -> None:
+    _ok(tmp)
+    _fifo(tmp)
+
+
 def _zero_link(tmp: Path) -> None:
     (tmp / "zero.yaml").symlink_to("/dev/zero")
 
