@@ -137,6 +137,11 @@ def _layout_fifo(tmp: Path) -> None:
     _fifo(tmp)
 
 
+def _layout_fifo(tmp: Path) -> None:
+    _ok(tmp)
+    _fifo(tmp)
+
+
 def _zero_link(tmp: Path) -> None:
     (tmp / "zero.yaml").symlink_to("/dev/zero")
 
@@ -216,7 +221,7 @@ CASES: tuple[Case, ...] = (
         "layout-fifo",
         ("analyze", "{tmp}/ok.json", "--layout", "{tmp}/fifo.yaml"),
         ("regular file",),
-        write=lambda t: (_ok(t), _fifo(t)) and None,
+        write=_layout_fifo,
     ),
     # 5 one long string
     Case(
