@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, Layout, builtin_layout, parse_layout_text
 from assembler.analysis.results import SessionAnalysis
 from assembler.analysis.reuse import freeze_for_reuse
+from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Session
 
@@ -84,9 +86,54 @@ def bundled_key(name: str) -> str:
     return _bundled_key(str(path), path.stat().st_mtime_ns)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _parse_session(key: str, source: str, _raw: bytes) -> Session:
-    return parse_bytes(_raw, source)
+class ByteBudget:
+    """Least recently used entries, bounded by the bytes they stand for, not their count.
+
+    A parsed session or its analysis costs a multiple of its file's size, so the
+    file's size is the weight: one user's 20 MB upload evicts several small
+    entries rather than sitting beside eleven more like it.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+        self.total = 0
+        self.lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self.lock:
+            hit = self.items.get(key)
+            if hit is None:
+                return None
+            self.items.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: Any, value: Any, weight: int) -> None:
+        with self.lock:
+            old = self.items.pop(key, None)
+            if old is not None:
+                self.total -= old[1]
+            self.items[key] = (value, weight)
+            self.total += weight
+            while self.total > self.limit and len(self.items) > 1:
+                _, (_, dropped) = self.items.popitem(last=False)
+                self.total -= dropped
+
+
+#: Session files behind what the server keeps parsed and analysed, for all users together.
+#: Measured: a session in memory costs about 10x its file, its analysis about as much again.
+CACHE_FILE_BYTES = 48 * 1024 * 1024
+
+
+@st.cache_resource(show_spinner=False)
+def _sessions() -> ByteBudget:
+    return ByteBudget(CACHE_FILE_BYTES)
+
+
+def file_bytes(session_key: str) -> int:
+    """The size of the file behind a cached session (a guess of 1 MB if it was dropped)."""
+    hit = _sessions().get(session_key)
+    return int(hit[1]) if hit is not None else 1024 * 1024
 
 
 def parse_session_bytes(raw: bytes, source: str, key: str | None = None) -> tuple[str, Session]:
@@ -95,7 +142,13 @@ def parse_session_bytes(raw: bytes, source: str, key: str | None = None) -> tupl
     ``key`` is the sha256 of ``raw`` when the caller already knows it.
     """
     key = key or digest(raw)
-    return key, _parse_session(key, source, raw)
+    store = _sessions()
+    hit = store.get(key)
+    if hit is not None:
+        return key, hit[0]
+    session = parse_bytes(raw, source)
+    store.put(key, (session, len(raw)), len(raw))
+    return key, session
 
 
 @dataclass(frozen=True)
@@ -148,6 +201,13 @@ def provider_models() -> dict[str, tuple[str, ...]]:
 Progress = Callable[[int, int], None]
 AnalysisKey = tuple[str, str, str | None, str | None, str | None]
 MAX_ANALYSES = 12
+#: The longest one analysis may hold a server thread: past it the user gets a message
+#: and every other user's steps keep their speed.
+ANALYSIS_SECONDS = 60.0
+
+
+class AnalysisTooLong(UsageError):
+    """An analysis stopped at its time budget."""
 
 
 @st.cache_resource(show_spinner=False)
@@ -157,7 +217,7 @@ def _analysis_store() -> dict[str, Any]:
     A plain store rather than a cached function: the progress bar drawn while
     ``analyze`` runs must not be recorded and replayed on every later hit.
     """
-    return {"items": OrderedDict(), "lock": threading.Lock(), "locks": {}}
+    return {"items": OrderedDict(), "lock": threading.Lock(), "locks": {}, "weights": {}}
 
 
 def analysis(
@@ -184,7 +244,15 @@ def analysis(
                 return items[key]
         slot = st.empty()
 
+        started = time.monotonic()
+
         def progress(done: int, total: int) -> None:
+            if time.monotonic() - started > ANALYSIS_SECONDS:
+                raise AnalysisTooLong(
+                    f"the analysis stopped after {ANALYSIS_SECONDS:.0f} s at step {done:,} of "
+                    f"{total:,}; analyse this session with the command line "
+                    "(python -m assembler analyze), which has no time limit"
+                )
             if total > 0 and (done == total or done % max(1, total // 100) == 0):
                 slot.progress(
                     min(1.0, done / total),
@@ -196,13 +264,28 @@ def analysis(
             result = analyze(
                 session, layout.layout, provider=provider, model=model, ttl=ttl, progress=progress
             )
+        except AnalysisTooLong:
+            raise
+        except UsageError as exc:
+            message = provider_error(
+                session.source, str(exc), provider_given=bool(provider), model_given=bool(model)
+            )
+            raise UsageError(message) from None
         finally:
             slot.empty()
+            with store["lock"]:
+                store["locks"].pop(key, None)
         freeze_for_reuse(result)  # Streamlit's collection after each rerun skips it
         with store["lock"]:
             items[key] = result
-            while len(items) > MAX_ANALYSES:
-                items.popitem(last=False)
+            weights: dict[AnalysisKey, int] = store["weights"]
+            weights[key] = file_bytes(session_key)
+            # Bounded by count and by the bytes of the files behind them.
+            while len(items) > 1 and (
+                len(items) > MAX_ANALYSES or sum(weights.values()) > CACHE_FILE_BYTES
+            ):
+                dropped, _ = items.popitem(last=False)
+                weights.pop(dropped, None)
             store["locks"].pop(key, None)
     return result
 

@@ -41,7 +41,7 @@ from assembler.analysis.report_rows import ROW_COLUMNS, analysis_rows
 from assembler.analysis.results import SessionAnalysis
 from assembler.cache.pricing import PROVIDER_IDS, check_model
 from assembler.cache.providers import normalize_provider
-from assembler.errors import UsageError
+from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import Session
 
@@ -260,7 +260,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     try:
         a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
     except UsageError as exc:
-        raise UsageError(_where(session.source, args, str(exc))) from None
+        raise UsageError(
+            provider_error(
+                session.source,
+                str(exc),
+                provider_given=bool(args.provider),
+                model_given=bool(args.model),
+            )
+        ) from None
     _write_outputs(args, a, session)
     if args.json:
         write_analysis_json(a, sys.stdout.write)  # one step at a time
@@ -272,15 +279,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     else:
         print(human_analysis(a))
     return 0
-
-
-def _where(source: str, args: argparse.Namespace, message: str) -> str:
-    """A provider or model error names the session and the field it came from."""
-    if "provider" in message.split("(")[0] and "model" not in message.split("(")[0]:
-        field = "--provider" if args.provider else "session.provider"
-    else:
-        field = "--model" if args.model else "session.model"
-    return f"{source}: {field}: {message}"
 
 
 def exceeded(c: Comparison, max_drop: float, max_increase: float) -> bool:
