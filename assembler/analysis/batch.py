@@ -16,7 +16,9 @@ import glob
 import math
 import os
 import resource
+import signal
 import statistics
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from assembler.analysis.results import SessionAnalysis
+
+from assembler.limits import one_line
 
 SESSION_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
 GLOB_CHARS = frozenset("*?[")
@@ -66,6 +70,19 @@ class Failure:
     message: str  # one line
 
 
+#: The per-file budget: a 50 MB session analyses in well under a minute (benchmarks/);
+#: a file that takes this long is hostile or pathological, not just large.
+FILE_SECONDS = 120.0
+
+
+class FileBudgetExceeded(Exception):
+    """Raised inside a worker when one file has used its time budget."""
+
+
+def _over_budget(signum: int, frame: object) -> None:
+    raise FileBudgetExceeded
+
+
 @dataclass(frozen=True)
 class Options:
     """The ``analyze`` options every session of the batch gets."""
@@ -74,6 +91,8 @@ class Options:
     provider: str | None = None
     model: str | None = None
     ttl: str | None = None
+    #: Wall-clock seconds one file may take; past it the file is reported under failed.
+    file_seconds: float = FILE_SECONDS
 
 
 Task = Callable[[str, Options], "SessionSummary | Failure"]
@@ -154,9 +173,7 @@ def session_paths(target: str) -> list[Path]:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else ""
-    return first if first else type(exc).__name__
+    return one_line(str(exc), 600) or type(exc).__name__
 
 
 def summarise(path: str, options: Options) -> SessionSummary | Failure:
@@ -167,6 +184,12 @@ def summarise(path: str, options: Options) -> SessionSummary | Failure:
     from assembler.sessions.loader import load_session
 
     start = time.perf_counter()
+    # A timer signal interrupts the file's work; signals reach a process's main thread only
+    # (a pool worker runs there; another runner's thread goes without the budget).
+    timed = threading.current_thread() is threading.main_thread()
+    if timed:
+        previous = signal.signal(signal.SIGALRM, _over_budget)
+        signal.setitimer(signal.ITIMER_REAL, options.file_seconds)
     try:
         session = load_session(path)
         a = analyze(
@@ -176,9 +199,18 @@ def summarise(path: str, options: Options) -> SessionSummary | Failure:
             model=options.model,
             ttl=options.ttl,
         )
+    except FileBudgetExceeded:
+        tokens.counter.cache_clear()
+        return Failure(
+            path, f"{path}: stopped after the per-file budget of {options.file_seconds:g} s"
+        )
     except Exception as exc:  # one bad file must not stop the batch
         tokens.counter.cache_clear()
         return Failure(path, _one_line(exc))
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
     return summary_of(path, a, start)
 
 

@@ -68,3 +68,17 @@ def test_glob_named_file_wins(hostile: Path) -> None:
     run = run_cli(["analyze", str(hostile / "glob-named-file" / "sess[1].yaml")], hostile / "p")
     assert run.code == 0, run.stderr
     assert "hostile" in run.stdout
+
+
+def test_batch_reports_a_file_over_its_budget_under_failed(tmp_path: Path) -> None:
+    """One slow file is stopped at its budget and listed as failed; the others run."""
+    from build import keep_chain, session_json
+
+    from assembler.analysis.batch import Options, analyze_batch
+
+    (tmp_path / "ok.json").write_text(session_json(), "utf-8")
+    (tmp_path / "slow.jsonl").write_text(keep_chain(1500), "utf-8")
+    report = analyze_batch(sorted(tmp_path.iterdir()), Options(file_seconds=8), workers=1)
+    assert [s.path for s in report.sessions] == [str(tmp_path / "ok.json")]
+    assert [f.path for f in report.failures] == [str(tmp_path / "slow.jsonl")]
+    assert "per-file budget of 8 s" in report.failures[0].message
