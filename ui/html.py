@@ -36,6 +36,14 @@ def md(value: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
+def literal(value: object) -> str:
+    """User text in an error or a toast: one line, as a Markdown code span, so it shows
+    as typed. Escaping alone still lets a bare URL become a live link."""
+    text = " ".join(str(value).split())
+    ticks = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{ticks} {text} {ticks}"
+
+
 STYLE = """
 <style>
 .cai-legend{display:flex;gap:.9rem;flex-wrap:wrap;font-size:.8rem;margin:.05rem 0 .3rem;color:#444}

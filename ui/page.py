@@ -12,7 +12,7 @@ from assembler.analysis.layouts import LayoutError
 from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.sessions.model import SessionError
-from ui.html import STYLE, md
+from ui.html import STYLE, literal
 
 log = logging.getLogger("inspector")
 
@@ -73,12 +73,13 @@ def guarded(body: Callable[[], None]) -> None:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if isinstance(exc, KeyError):
             message = f"not found: {message}"
-        st.error(md(one_line(message)), icon=":material/error:")
+        st.error(literal(one_line(message)), icon=":material/error:")
     except Exception as exc:
         log.error("unexpected error in page body\n%s", traceback.format_exc())
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        detail = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
         st.error(
-            f"Something went wrong while drawing this page ({type(exc).__name__}"
-            f"{': ' + md(one_line(first, 200)) if first else ''}). The details are in the server log.",
+            f"Something went wrong while drawing this page ({literal(one_line(detail, 200))}). "
+            "The details are in the server log.",
             icon=":material/error:",
         )

@@ -18,7 +18,7 @@ from assembler.analysis.results import SessionAnalysis
 from assembler.limits import one_line
 from assembler.sessions.model import Session, SessionError
 from ui import data, html, layout_store, uploads
-from ui.html import md
+from ui.html import literal
 
 UPLOAD = "Upload a file…"
 RECORDED = "as recorded"
@@ -59,7 +59,7 @@ class Selection:
 def error(message: str) -> None:
     """An error naming a file or a value the user supplied: one line, shown literally
     (escaped, so an image or a link in it is text, never fetched or followed)."""
-    st.error(md(one_line(message)), icon=":material/error:")
+    st.error(literal(one_line(message)), icon=":material/error:")
 
 
 def _seed(key: str, default: Any, options: list[Any] | None = None) -> None:

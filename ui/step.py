@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.html import md
+from ui.html import literal
 
 STEP = "step"
 SLIDER = "step_slider"
@@ -43,7 +43,8 @@ def current(total: int) -> int:
             st.session_state[STEP] = int(raw)
         except ValueError:
             st.toast(
-                md(f"step: expected a step number, found {raw[:40]!r}"), icon=":material/error:"
+                literal(f"step: expected a step number, found {raw[:40]!r}"),
+                icon=":material/error:",
             )
     step = _clamp(int(st.session_state.get(STEP, 1)), max(1, total))
     st.session_state[STEP] = step
