@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.limits import one_line
+
 if TYPE_CHECKING:
     from assembler.analysis.results import SessionAnalysis
-
-from assembler.limits import one_line
 
 SESSION_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
 GLOB_CHARS = frozenset("*?[")
