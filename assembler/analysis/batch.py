@@ -201,9 +201,7 @@ def summarise(path: str, options: Options) -> SessionSummary | Failure:
         )
     except FileBudgetExceeded:
         tokens.counter.cache_clear()
-        return Failure(
-            path, f"{path}: stopped after the per-file budget of {options.file_seconds:g} s"
-        )
+        return Failure(path, f"stopped after the per-file budget of {options.file_seconds:g} s")
     except Exception as exc:  # one bad file must not stop the batch
         tokens.counter.cache_clear()
         return Failure(path, _one_line(exc))
