@@ -47,6 +47,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     try:
         session = load_session(output)  # what we wrote must be a session we can read
     except SessionError as exc:
+        output.unlink(missing_ok=True)  # never leave a file the tool cannot read back
         raise UsageError(f"internal error: the imported session does not load: {exc}") from None
     for warning in imported.warnings:
         print(f"warning: {warning}", file=sys.stderr)

@@ -370,6 +370,13 @@ CASES: tuple[Case, ...] = (
         exit=0,
         write=_importer(CLAUDE, "Find out why.", "Find\u2028out\u2029why\x85."),
     ),
+    Case(
+        "claude-lone-surrogate",
+        ("import", "claude-code", "{tmp}/t.jsonl", "-o", "{tmp}/o.jsonl"),
+        (),
+        exit=0,
+        write=_importer(CLAUDE, "Find out why.", "Find out why \\ud83d."),
+    ),
     # 13 change.model
     Case(
         "requests-long-model",

@@ -52,8 +52,12 @@ def test_deeper_than_the_limit_is_refused(tmp_path: Path) -> None:
 
 
 def test_imports_read_back(hostile: Path) -> None:
-    """U+2028 in a transcript and a 300-character model survive import and load back."""
-    for name in ("claude-u2028", "requests-long-model"):
+    """U+2028 and half an emoji in a transcript, and a 300-character model, survive import
+    and load back (the command loads what it wrote before it reports success)."""
+    for name in ("claude-u2028", "requests-long-model", "claude-lone-surrogate"):
+        case = next(c for c in CASES if c.name == name)
+        run = run_cli(argv(case, hostile), hostile / "p")
+        assert run.code == 0, run.stderr
         out = hostile / name / "o.jsonl"
         lines = out.read_text("utf-8").split("\n")
         for line in filter(None, lines):

@@ -136,8 +136,39 @@ def read_jsonl(path: Path, skipped: Skipped) -> list[Record]:
         if not isinstance(value, dict):
             skipped.add(source, number, f"expected a JSON object, found {kind(value)}")
             continue
+        if b"\\ud" in line.lower():  # a \uD800-\uDFFF escape: perhaps half of a pair
+            value = _whole_characters(value)
         records.append(Record(number, value, source))
     return records
+
+
+def _text(value: str) -> str:
+    """Pairs joined, a lone surrogate (half an emoji cut by a writer) made U+FFFD: what a
+    session can hold (it is UTF-8 text)."""
+    return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _whole_characters(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with every string (key or value) made whole text; iterative, any depth."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, dict[str, Any] | list[Any]]] = [(data, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, value in items:
+            if isinstance(value, str):
+                value = _text(value)
+            elif isinstance(value, dict | list):
+                child: dict[str, Any] | list[Any] = (
+                    {} if isinstance(value, dict) else [None] * len(value)
+                )
+                stack.append((value, child))
+                value = child
+            if isinstance(target, dict):
+                target[_text(str(key))] = value
+            else:
+                target[int(key)] = value
+    return root
 
 
 def parse_time(text: str, record: Record) -> datetime:
