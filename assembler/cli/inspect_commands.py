@@ -16,6 +16,7 @@ from assembler.design.context import format_time
 from assembler.design.layers import Layer
 from assembler.design.wire import to_anthropic, to_openai
 from assembler.errors import UsageError
+from assembler.limits import one_line
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import MAX_BYTES
 from assembler.sessions.replay import find_step, replay
@@ -95,7 +96,10 @@ def cmd_render(args: argparse.Namespace) -> int:
     else:
         print(assembled.wire.text())
     for record in assembled.assembly.errors:
-        print(f"warning: component {record.name!r} failed: {record.error}", file=sys.stderr)
+        print(
+            one_line(f"warning: component {record.name!r} failed: {record.error}", 600),
+            file=sys.stderr,
+        )
     return 0
 
 
