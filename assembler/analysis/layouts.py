@@ -46,7 +46,7 @@ class LayoutError(ValueError):
     def __init__(self, source: str, field: str, message: str, line: int | None = None) -> None:
         self.source, self.field, self.message, self.line = source, field, message, line
         where = source if line is None else f"{source}:{line}"
-        super().__init__(one_line(f"{where}: {clip(field, 120)}: {message}", 600))
+        super().__init__(one_line(f"{where}: {clip(str(field), 120)}: {message}", 600))
 
 
 @dataclass(frozen=True)
@@ -228,7 +228,7 @@ def _breakpoints(
 def parse_layout(data: Any, source: str) -> Layout:
     if not isinstance(data, dict):
         raise LayoutError(source, "(document)", "expected a mapping")
-    unknown = sorted(set(data) - _KEYS)
+    unknown = sorted(str(k) for k in data if k not in _KEYS)  # YAML keys may be numbers
     if unknown:
         raise LayoutError(
             source, unknown[0], f"unknown field; expected one of {', '.join(sorted(_KEYS))}"
@@ -248,7 +248,9 @@ def parse_layout(data: Any, source: str) -> Layout:
                 where,
                 "expected a mapping with layer, order, placement, enabled or cacheable",
             )
-        extra = sorted(set(raw) - {"layer", "order", "placement", "enabled", "cacheable"})
+        extra = sorted(
+            str(k) for k in raw if k not in {"layer", "order", "placement", "enabled", "cacheable"}
+        )
         if extra:
             raise LayoutError(
                 source,
