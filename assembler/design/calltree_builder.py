@@ -216,7 +216,12 @@ class CallTreeBuilder:
             call = up or call
         if call.function != function:
             raise CallTreeError(f"exit from {function!r} but the running call is {call.function!r}")
-        inside = [c for c in self._open.values() if self._within(c, call.call_id)]
+        # Usually nothing runs inside the call that ends: one pass over the open calls'
+        # parents says so, before the ancestry walk (quadratic in depth) is paid.
+        child_open = any(c.parent == call.call_id for c in self._open.values())
+        inside = (
+            [c for c in self._open.values() if self._within(c, call.call_id)] if child_open else []
+        )
         if inside and outcome is Outcome.OK:
             names = ", ".join(self._label(c) for c in inside)
             raise CallTreeError(
@@ -310,28 +315,43 @@ class CallTreeBuilder:
             at = self._open[at].parent
         return tuple(self._node(s, path) for s in self._roots)
 
-    def _children(self, call: _OpenCall, path: set[int]) -> tuple[CallNode, ...]:
+    def _children(self, call: _OpenCall, built: dict[int, CallNode]) -> tuple[CallNode, ...]:
+        """The finished head as kept, then the rest; open calls among it already ``built``."""
         head = call.finished_head()
         rest = call.slots[len(head) :]
-        return head + tuple(self._node(s, path) for s in rest) if rest else head
+        if not rest:
+            return head
+        return head + tuple(s if isinstance(s, CallNode) else built.pop(s) for s in rest)
 
     def _node(self, slot: _Slot, path: set[int]) -> CallNode:
+        """The node of a slot; open calls built children first from an explicit stack, as
+        a chain of running calls may nest deeper than Python's recursion limit."""
         if isinstance(slot, CallNode):
             return slot
-        call = self._open[slot]
-        on_path = slot in path
-        return CallNode(
-            call_id=call.call_id,
-            function=call.function,
-            status=Status.RUNNING,
-            input=call.input,
-            children=self._children(call, path) if on_path else (),
-            llm=tuple(call.llm) if on_path else (),
-            tools=tuple(call.tools) if on_path else (),
-            retry_of=call.retry_of,
-            ref=call.ref,
-            detached=not on_path,
-        )
+        built: dict[int, CallNode] = {}
+        stack: list[tuple[int, bool]] = [(slot, False)]
+        while stack:
+            at, ready = stack.pop()
+            call = self._open[at]
+            on_path = at in path
+            if on_path and not ready:
+                stack.append((at, True))
+                rest = call.slots[len(call.finished_head()) :]
+                stack.extend((s, False) for s in rest if not isinstance(s, CallNode))
+                continue
+            built[at] = CallNode(
+                call_id=call.call_id,
+                function=call.function,
+                status=Status.RUNNING,
+                input=call.input,
+                children=self._children(call, built) if on_path else (),
+                llm=tuple(call.llm) if on_path else (),
+                tools=tuple(call.tools) if on_path else (),
+                retry_of=call.retry_of,
+                ref=call.ref,
+                detached=not on_path,
+            )
+        return built[slot]
 
     def snapshot(self, call_id: int | None = None) -> CallNode:
         """The root of the frame's own path (a one-root session's whole tree)."""
