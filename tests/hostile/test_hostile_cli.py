@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from build import CASES, Case, argv, build
@@ -74,15 +75,29 @@ def test_glob_named_file_wins(hostile: Path) -> None:
     assert "hostile" in run.stdout
 
 
-def test_batch_reports_a_file_over_its_budget_under_failed(tmp_path: Path) -> None:
-    """One slow file is stopped at its budget and listed as failed; the others run."""
-    from build import keep_chain, session_json
+def test_batch_reports_a_file_over_its_budget_under_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One file that never finishes is stopped at its budget and listed as failed; the
+    others run. The pool's workers are forked, so they inherit the stalling loader."""
+    import time
+
+    from build import session_json
 
     from assembler.analysis.batch import Options, analyze_batch
+    from assembler.sessions import loader
 
-    (tmp_path / "ok.json").write_text(session_json(), "utf-8")
-    (tmp_path / "slow.jsonl").write_text(keep_chain(1900), "utf-8")  # 1.8M blocks: minutes
-    report = analyze_batch(sorted(tmp_path.iterdir()), Options(file_seconds=30), workers=1)
+    real = loader.load_session
+
+    def stalls(path: str | Path, **kwargs: Any) -> Any:
+        while "slow" in str(path):
+            time.sleep(1)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(loader, "load_session", stalls)
+    for name in ("ok.json", "slow.json"):
+        (tmp_path / name).write_text(session_json(), "utf-8")
+    report = analyze_batch(sorted(tmp_path.iterdir()), Options(file_seconds=20), workers=1)
     assert [s.path for s in report.sessions] == [str(tmp_path / "ok.json")], report.failures
-    assert [f.path for f in report.failures] == [str(tmp_path / "slow.jsonl")]
-    assert "per-file budget of 30 s" in report.failures[0].message
+    assert [f.path for f in report.failures] == [str(tmp_path / "slow.json")]
+    assert "per-file budget of 20 s" in report.failures[0].message
