@@ -18,6 +18,7 @@ import streamlit as st
 from assembler.analysis.uploads import UploadError, read_upload
 from assembler.sessions.model import SessionError
 from ui import data
+from ui.html import literal
 
 PREFIX = "upload:"
 #: Uploads the server keeps for deep links, least recently used dropped first.
@@ -125,4 +126,4 @@ def _read(files: list[Any], errors: list[str]) -> None:
     kept = Kept(upload.name, upload.raw, key, upload.summary, upload.warnings)
     _keep(kept)
     st.session_state[STATE] = kept
-    st.toast(f"{upload.name}: {upload.summary}", icon=":material/upload_file:")
+    st.toast(literal(f"{upload.name}: {upload.summary}"), icon=":material/upload_file:")
