@@ -133,7 +133,7 @@ def test_an_unrecognised_file_names_the_formats_and_the_command() -> None:
     at.file_uploader(key="upload_session").upload("notes.jsonl", b'{"hello": 1}\n')
     at.run()
     assert not at.exception
-    (error,) = [e.value for e in at.error]
+    (error,) = [e.value.strip("` ") for e in at.error]  # shown as code, never as Markdown
     assert error.startswith("notes.jsonl: not a format the inspector reads")
     assert "python -m assembler import" in error
 
