@@ -38,7 +38,7 @@ def body() -> None:
         )
     )
     billing.show(sel, a)
-    info, link = st.columns([4, 1], vertical_alignment="center")
+    info, link = st.columns([3, 2], vertical_alignment="center")
     info.subheader(f"Step {n} / {total}", anchor=False)
     info.caption(
         f"**{md(s.function)}** · depth {s.depth} · {s.tokens.get('total', 0):,} tokens · "

@@ -26,12 +26,17 @@ def label(text: str) -> str:
     return html.escape(text, quote=False).replace("%{", "%&#123;")
 
 
-def _layout(fig: go.Figure, title: str, y: str, x: str = "step") -> go.Figure:
+def _layout(
+    fig: go.Figure, title: str, y: str, x: str = "step", note: str | None = None
+) -> go.Figure:
+    # Plotly does not wrap titles: a short title and a smaller second line stay whole in a
+    # half-width column at 1,000 px; the legend sits below the axis title, not on it.
+    text = title if note is None else f"{title}<br><sup>{note}</sup>"
     fig.update_layout(
-        title={"text": title, "font": {"size": 14}},
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        height=300,
-        legend={"orientation": "h", "y": -0.2},
+        title={"text": text, "font": {"size": 14}},
+        margin={"l": 10, "r": 10, "t": 40 if note is None else 58, "b": 10},
+        height=300 if note is None else 318,
+        legend={"orientation": "h", "yanchor": "top", "y": -0.3},
         xaxis_title=x,
         yaxis_title=y,
         bargap=0.05,
@@ -90,8 +95,8 @@ def tokens_by_layer(frame: Any, step: int) -> go.Figure:
             "tokens",
         )
         _marker(fig, step)
-        title = f"Tokens per step, by layer ({len(shown):,} of {len(frame):,} steps: extremes kept)"
-        return _layout(fig, title, "tokens")
+        kept = f"{len(shown):,} of {len(frame):,} steps: extremes kept"
+        return _layout(fig, "Tokens per step, by layer", "tokens", note=kept)
     for layer, name in (("tools", "tools (L0)"), ("L0", "L0 system"), ("L1", "L1"), ("L2", "L2")):
         colour = LAYER_COLOURS["L0"] if layer == "tools" else LAYER_COLOURS[layer]
         fig.add_bar(
@@ -200,14 +205,11 @@ def cache_per_step(frame: Any, step: int, analysis: Any | None = None) -> go.Fig
             ],
             "tokens",
         )
-        title = (
-            "Cache: read / written / uncached tokens per step "
-            f"({len(shown):,} of {len(frame):,} steps: extremes kept)"
-        )
+        note = f"read / written / uncached · {len(shown):,} of {len(frame):,} steps: extremes kept"
         if analysis is not None and measured_overlay(fig, analysis):
-            title += " (dashed: measured)"
+            note += " (dashed: measured)"
         _marker(fig, step)
-        return _layout(fig, title, "tokens")
+        return _layout(fig, "Cache per step", "tokens", note=note)
     for column, name in (("read", "read"), ("write", "written"), ("uncached", "uncached")):
         fig.add_bar(
             x=frame["step"],
@@ -218,11 +220,11 @@ def cache_per_step(frame: Any, step: int, analysis: Any | None = None) -> go.Fig
             hovertemplate="step %{x}: %{y:,}<extra>" + name + "</extra>",
         )
     fig.update_layout(barmode="stack")
-    title = "Cache: read / written / uncached tokens per step"
+    note = "read / written / uncached tokens"
     if analysis is not None and measured_overlay(fig, analysis):
-        title += " (dashed: measured)"
+        note += " (dashed: measured)"
     _marker(fig, step)
-    return _layout(fig, title, "tokens")
+    return _layout(fig, "Cache per step", "tokens", note=note)
 
 
 def cumulative_cost(frame: Any, step: int) -> go.Figure:
@@ -245,7 +247,7 @@ def cumulative_cost(frame: Any, step: int) -> go.Figure:
             )
         )
     _marker(fig, step)
-    return _layout(fig, "Cumulative cost, with and without caching", "USD")
+    return _layout(fig, "Cumulative cost", "USD", note="with and without caching")
 
 
 def size_vs_depth(frame: Any, step: int) -> go.Figure:

@@ -14,7 +14,7 @@ MEASURED_TRACES = ["measured read", "measured read + written", "measured total"]
 
 def _cache_chart(at: AppTest) -> dict[str, Any]:
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    (cache,) = [s for s in specs if "Cache:" in s["layout"]["title"]["text"]]
+    (cache,) = [s for s in specs if s["layout"]["title"]["text"].startswith("Cache per step")]
     assert isinstance(cache, dict)
     return cache
 
