@@ -113,26 +113,27 @@ def child(path_name: str, file: str, sample: int) -> dict[str, float]:
     return {"seconds": seconds, "peak": rss_mb(), "base": base, "n": total * sample}
 
 
-def run_child(path_name: str, file: Path, sample: int = 1) -> dict[str, float]:
+def run_child(path_name: str, file: Path, sample: int = 1, root: Path = ROOT) -> dict[str, float]:
+    """One path in a fresh interpreter, importing the package from ``root``."""
     out = subprocess.run(
         [sys.executable, __file__, "--child", path_name, str(file), "--sample", str(sample)],
         check=True,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(root)},
     )
     result: dict[str, float] = json.loads(out.stdout)
     return result
 
 
-def run_cli(file: Path) -> tuple[float, float]:
+def run_cli(file: Path, root: Path = ROOT) -> tuple[float, float]:
     """Wall-clock and peak RSS (MB) of ``analyze FILE --json`` in its own process."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "assembler", "analyze", str(file), "--json"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(root)},
     )
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
@@ -178,6 +179,11 @@ def main() -> None:
     )
     parser.add_argument("--no-naive", action="store_true", help="leave the naive path out")
     parser.add_argument("--dir", type=Path, help="keep generated sessions here (default: temp)")
+    parser.add_argument(
+        "--base",
+        type=Path,
+        help="another checkout of the package: its analyze and CLI run beside this one's",
+    )
     parser.add_argument("--child", nargs=2, metavar=("PATH", "FILE"), help=argparse.SUPPRESS)
     parser.add_argument("--sample", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -203,6 +209,13 @@ def report(args: argparse.Namespace, directory: Path) -> None:
         floor = best([run_child("floor", file) for _ in range(args.repeat)])
         a = best([run_child("analyze", file) for _ in range(args.repeat)])
         floors[steps] = floor["seconds"]
+        if args.base:
+            b = best([run_child("analyze", file, root=args.base) for _ in range(args.repeat)])
+            print(
+                f"{steps:>7,}  base: analyze {b['seconds']:.2f} s, {b['seconds'] / floor['seconds']:.2f}x"
+                f" the floor, peak {b['peak']:.0f} MB; this checkout {a['seconds'] / b['seconds']:.2f}x"
+                " the base's time"
+            )
         naive_text = ""
         if not args.no_naive:
             k = max(1, math.ceil(steps / args.naive_full))
@@ -235,6 +248,7 @@ def report(args: argparse.Namespace, directory: Path) -> None:
     print(
         f"\ncli start-up (one-step session, best of 3): {startup:.2f} s, peak {startups[0][1]:.0f} MB"
     )
+    base_startup = min(run_cli(one, args.base)[0] for _ in range(3)) if args.base else 0.0
     print(
         f"{'steps':>7}  {'cli s':>7}  {'after start-up':>14}  {'floor s':>8}  {'ratio':>6}  {'peak MB':>8}"
     )
@@ -253,6 +267,14 @@ def report(args: argparse.Namespace, directory: Path) -> None:
             f"{after / floor_s:>5.2f}x  {peak:>8.0f}",
             flush=True,
         )
+        if args.base:
+            base_s, base_peak = run_cli(file, args.base)
+            print(
+                f"{'base':>7}  {base_s:>7.2f}  {base_s - base_startup:>14.2f}  {floor_s:>8.2f}  "
+                f"{(base_s - base_startup) / floor_s:>5.2f}x  {base_peak:>8.0f}"
+                f"   (its start-up {base_startup:.2f} s)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from assembler.analysis.indented_json import dumps_indented
 from assembler.analysis.results import DiagnosticCheck, Miss, SessionAnalysis, StepAnalysis
 from assembler.cache.rules import minimum_rule, rules, rules_version
 from assembler.design.context import format_time
@@ -179,9 +179,7 @@ def write_analysis_json(a: SessionAnalysis, write: Callable[[str], object]) -> N
     step at a time, so the whole document is never held in memory at once."""
 
     def member(value: object, depth: int) -> str:
-        # JSON strings hold no raw newline, so every "\n" is a line break to indent
-        text = json.dumps(value, indent=2, ensure_ascii=False)
-        return text.replace("\n", "\n" + " " * depth)
+        return dumps_indented(value, depth // 2)
 
     write("{\n")
     for key, value in _head(a).items():
