@@ -130,10 +130,11 @@ def run_cli(file: Path, root: Path = ROOT) -> tuple[float, float]:
     """Wall-clock and peak RSS (MB) of ``analyze FILE --json`` in its own process."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assembler", "analyze", str(file), "--json"],
+        [sys.executable, "-m", "assembler", "analyze", str(file.resolve()), "--json"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,  # ``-m`` puts the working directory first on the path
     )
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
