@@ -23,6 +23,9 @@ memo or cache outlives it and its peak RSS is its own:
   peak RSS; its fixed start-up is the same command on a one-step session, and
   "after start-up" is the difference.
 
+``--base DIR`` also runs analyze and the CLI from the package in ``DIR`` (another
+checkout), right after this one's at each size, and prints its times beside.
+
 Reading the file is outside the analyze and naive times (inside the floor's and
 the CLI's); the encoding and the price tables are loaded before any timing.
 Peak memory is the child's peak RSS; "above load" subtracts the RSS once the
