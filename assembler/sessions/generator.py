@@ -191,8 +191,9 @@ def generate_session(steps: int, seed: int = 0) -> dict[str, Any]:
     return {"format": FORMAT, "session": session, "events": gen.run()}
 
 
-def write_session(data: dict[str, Any], path: Path) -> None:
+def write_session(data: dict[str, Any], path: Path | str) -> None:
     """YAML for ``.yaml``/``.yml``, JSON Lines otherwise."""
+    path = Path(path)
     if path.suffix in (".yaml", ".yml"):
         path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
         return

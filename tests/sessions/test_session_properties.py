@@ -24,7 +24,7 @@ from assembler.sessions import loader as loader_module
 from assembler.sessions import reader as reader_module
 from assembler.sessions.generator import generate_session, write_session
 from assembler.sessions.importers.history import compact_requests
-from assembler.sessions.loader import parse_bytes, parse_session
+from assembler.sessions.loader import load_session, parse_bytes, parse_session
 from assembler.sessions.model import Event, Session, SessionError
 from assembler.sessions.replay import iter_steps
 
@@ -327,3 +327,10 @@ def test_one_line_json_the_yaml_reader_words_differently_goes_to_it(
 ) -> None:
     with pytest.raises(SessionError, match=message):
         parse_session(text, "x.json")
+
+
+def test_write_session_takes_a_path_as_text(tmp_path: Path) -> None:
+    data = generate_session(3, 0)
+    target = tmp_path / "three.jsonl"
+    write_session(data, str(target))
+    assert load_session(target).id == data["session"]["id"]
