@@ -27,6 +27,7 @@ SHOTS: tuple[tuple[str, str], ...] = (
     ("registry", "/Registry?step=5&session=research_agent&layout=seed"),
     ("savings", "/Savings?session=research_agent&layout=seed"),
     ("learn", "/Learn"),
+    ("recommend", "/Recommend?session=coding_agent_midnight"),
 )
 
 

@@ -36,7 +36,7 @@ def _layout(
         title={"text": text, "font": {"size": 14}},
         margin={"l": 10, "r": 10, "t": 40 if note is None else 58, "b": 10},
         height=300 if note is None else 318,
-        legend={"orientation": "h", "yanchor": "top", "y": -0.3},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.5},
         xaxis_title=x,
         yaxis_title=y,
         bargap=0.05,
