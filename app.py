@@ -76,6 +76,8 @@ def body() -> None:
         st.success(verdict, icon=":material/link:")
     else:
         st.info(verdict, icon=":material/info:")
+    for warning in s.warnings:  # a failed component or a request the provider rejects
+        st.warning(html.literal(warning), icon=":material/error:")
 
     key = (sel.session_key, sel.layout.key, sel.provider, sel.model, sel.ttl)
     measured = measured_panel.comparisons(key, a).get(n)

@@ -24,6 +24,7 @@ from assembler.cache.store import CacheStore
 from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.cache.tokenizers import counter, tokenizer_for
 from assembler.design.wire import WireBlock
+from assembler.limits import one_line
 from assembler.sessions.model import Exit, LLMCall, Session
 from assembler.sessions.replay import Step
 
@@ -279,7 +280,12 @@ def _analyze(
                 inferred=tuple(
                     (b.name, b.tokens or 0) for b in step.call.request or () if b.inferred
                 ),
-                warnings=result.notes,
+                # a component whose build raised is named, never silently left out
+                warnings=result.notes
+                + tuple(
+                    one_line(f"component {r.name!r} failed: {r.error}", 600)
+                    for r in assembled.assembly.errors
+                ),
             )
         )
         prev = PreviousStep(
