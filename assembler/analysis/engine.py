@@ -25,6 +25,7 @@ from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.cache.tokenizers import counter, tokenizer_for
 from assembler.design.wire import WireBlock
 from assembler.limits import one_line
+from assembler.sessions.loader import check_analysis_work
 from assembler.sessions.model import Exit, LLMCall, Session
 from assembler.sessions.replay import Step
 
@@ -154,6 +155,7 @@ def analyze(
     a ``change`` event can switch the model mid-session (caches are per model).
     ``store`` lets several sessions share one cache.
     """
+    check_analysis_work(session)
     with _collector_paused():
         return _analyze(session, layout, provider, model, ttl, progress, store)
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 from assembler.design.calltree import Expose, Outcome, RenderRange
 from assembler.design.context import (
@@ -107,6 +107,114 @@ class RecordedBlock:
     inferred: bool = False  # tokens inferred from billed usage
 
 
+class RecordedRequest(Sequence[RecordedBlock]):
+    """A recorded request that may start with the previous request's first blocks.
+
+    A request written with ``keep`` shares the previous request's blocks rather
+    than copying them, so a chain of n requests that each keep the one before
+    takes memory linear in the blocks written, not in the blocks resolved. The
+    block list is built when it is read, in time linear in its length.
+
+    Only the request itself says which kept blocks carry a cache marker
+    (``marks``), so materialising takes the original blocks from the chain and
+    the markers from this node alone.
+    """
+
+    __slots__ = ("_counts", "_keep", "_len", "_marks", "_previous", "_tail")
+
+    def __init__(
+        self,
+        tail: tuple[RecordedBlock, ...],
+        previous: RecordedRequest | None = None,
+        keep: int = 0,
+        marks: frozenset[int] = frozenset(),
+    ) -> None:
+        previous = _owner(previous, keep)
+        self._previous = previous
+        self._keep = keep
+        self._marks = marks
+        self._tail = tail
+        self._len = keep + len(tail)
+        # per section, how many of its blocks come before each tail position (default names)
+        start = kept_counts(previous, keep)
+        counts = {name: [n] for name, n in start.items()}
+        for i, b in enumerate(tail):
+            if b.section not in counts:
+                counts[b.section] = [0] * (i + 1)
+            for name, running in counts.items():
+                running.append(running[-1] + (name == b.section))
+        self._counts = counts
+
+    def __len__(self) -> int:
+        return self._len
+
+    def blocks(self) -> tuple[RecordedBlock, ...]:
+        """The resolved blocks, markers as this request records them."""
+        chain: list[tuple[RecordedRequest, int]] = []
+        node: RecordedRequest | None = self
+        need = self._len
+        while node is not None and need > 0:
+            if need > node._keep:
+                chain.append((node, need))
+            need = min(need, node._keep)
+            node = node._previous
+        out: list[RecordedBlock] = []
+        for node, upto in reversed(chain):
+            out.extend(node._tail[: upto - node._keep])
+        marks = self._marks
+        for k in range(self._keep):
+            b = out[k]
+            if b.breakpoint != (k in marks):
+                out[k] = replace(b, breakpoint=k in marks)
+        return tuple(out)
+
+    @overload
+    def __getitem__(self, index: int) -> RecordedBlock: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[RecordedBlock, ...]: ...
+    def __getitem__(self, index: int | slice) -> RecordedBlock | tuple[RecordedBlock, ...]:
+        return self.blocks()[index]
+
+    def __iter__(self) -> Iterator[RecordedBlock]:
+        return iter(self.blocks())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RecordedRequest):
+            return self.blocks() == other.blocks()
+        if isinstance(other, tuple):
+            return self.blocks() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.blocks())
+
+    def __repr__(self) -> str:
+        return f"RecordedRequest({self.blocks()!r})"
+
+
+def _owner(previous: RecordedRequest | None, keep: int) -> RecordedRequest | None:
+    """The earliest request in ``previous``'s chain whose own blocks reach past ``keep``.
+
+    Skipped requests hold none of their own blocks in the kept prefix; along the
+    chain ``keep`` then strictly decreases, every request visited when reading adds
+    at least one block, and a request once skipped is never visited again (a stack).
+    """
+    if not keep:
+        return None
+    while previous is not None and keep <= previous._keep:
+        previous = previous._previous
+    return previous
+
+
+def kept_counts(previous: RecordedRequest | None, keep: int) -> dict[str, int]:
+    """How many blocks of each section the first ``keep`` blocks of ``previous`` hold."""
+    owner = _owner(previous, keep)
+    if owner is None:
+        return {}
+    at = keep - owner._keep
+    return {name: running[at] for name, running in owner._counts.items()}
+
+
 @dataclass(frozen=True)
 class RequestSettings:
     """Request settings a provider's cache depends on, as recorded (None: not recorded)."""
@@ -145,7 +253,7 @@ class LLMCall(Event):
     output_schema: dict[str, Any] | None = None
     memory_prefetch: str | None = None
     usage: Usage | None = None
-    request: tuple[RecordedBlock, ...] | None = None
+    request: RecordedRequest | None = None
     settings: RequestSettings | None = None
     diagnostic: ProviderDiagnostic | None = None
     ttl: str | None = None  # the lifetime of this request's cache writes, as billed

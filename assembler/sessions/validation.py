@@ -94,10 +94,6 @@ MAX_INT = 2**53 - 1
 #: Calls nested deeper than this are no agent's call stack; the rendered tree grows
 #: with the square of the depth (each level indents the ones below it).
 MAX_CALL_DEPTH = 1_000
-#: Blocks over all requests once ``keep`` is resolved: the work a session may ask for.
-#: The same bound as on values a file may spell out (reader.MAX_VALUES): ``keep`` is a
-#: short way to write blocks, not a way to ask for more of them.
-MAX_REQUEST_BLOCKS = 2_000_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -147,14 +143,13 @@ def check_values(data: Any, source: str, lines: Mapping[tuple[str | int, ...], i
 def check_events(
     data: Mapping[str, Any], source: str, lines: Mapping[tuple[str | int, ...], int]
 ) -> None:
-    """Duplicate tool names, call depth and the blocks ``keep`` would resolve to."""
+    """Duplicate tool names and call depth."""
     names: set[str] = set()
     for i, tool in enumerate(data["session"].get("tools", [])):
         if tool["name"] in names:
             raise _fail(source, lines, ("session", "tools", i, "name"), "duplicate tool name")
         names.add(tool["name"])
     depth = 0
-    blocks = resolved = 0
     for i, event in enumerate(data["events"]):
         kind = event["type"]
         if kind == "enter":
@@ -168,19 +163,6 @@ def check_events(
                 )
         elif kind == "exit":
             depth -= 1
-        elif kind == "llm" and "request" in event:
-            request = event["request"]
-            keep = request.get("keep", 0)
-            blocks = min(keep, blocks) + len(request["blocks"])
-            resolved += blocks
-            if resolved > MAX_REQUEST_BLOCKS:
-                raise _fail(
-                    source,
-                    lines,
-                    ("events", i, "request", "keep"),
-                    f"the requests hold more than {MAX_REQUEST_BLOCKS:,} blocks in all once keep "
-                    "is resolved; split the session",
-                )
 
 
 def validate(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int]) -> None:

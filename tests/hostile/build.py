@@ -498,7 +498,7 @@ CASES: tuple[Case, ...] = (
     ),
     Case(
         "keep-chain-20000",
-        ("steps", "{tmp}/c.jsonl"),
+        ("analyze", "{tmp}/c.jsonl"),
         ("keep",),
         write=_text("c.jsonl", lambda: keep_chain(20000)),
     ),

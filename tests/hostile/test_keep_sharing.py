@@ -1,0 +1,194 @@
+"""``request.keep`` is resolved by sharing the previous request, not copying it.
+
+The old resolution copied the kept blocks into every request: a chain of n
+requests held n²/2 block references. Kept here as the reference, it checks that
+the shared resolution reads back the same blocks, names and markers on every
+fixture and on generated chains, and it is what the shared one is measured against.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from build import T, header, jsonl, keep_chain
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from keep_reference import copied
+from runner import PEAK_BYTES, SECONDS, run_cli
+
+import assembler.sessions.loader as loader
+from assembler.cli.main import main
+from assembler.sessions.model import LLMCall, RecordedBlock, Session
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "sessions" / "importers" / "fixtures"
+IMPORTS = (
+    ("claude-code", FIXTURES / "claude_code" / "session.jsonl"),
+    *(("claude-code", p) for p in sorted((FIXTURES / "traffic").glob("claude_*.jsonl"))),
+    ("codex", next((FIXTURES / "codex").glob("*.jsonl"))),
+    *(("requests", p) for p in sorted((FIXTURES / "requests").glob("*.jsonl"))),
+    ("otel", FIXTURES / "otel" / "genai.json"),
+)
+
+
+@contextlib.contextmanager
+def copying() -> Iterator[None]:
+    shared = loader._recorded
+    loader._recorded = copied
+    try:
+        yield
+    finally:
+        loader._recorded = shared
+
+
+def requests(session: Session) -> list[tuple[RecordedBlock, ...]]:
+    return [tuple(e.request) for e in session.events if isinstance(e, LLMCall) and e.request]
+
+
+def assert_same(text: str, source: str) -> int:
+    shared = requests(loader.parse_session(text, source))
+    with copying():
+        old = requests(loader.parse_session(text, source))
+    assert shared == old
+    return len(shared)
+
+
+def _imported(tmp: Path) -> Iterator[Path]:
+    yield ROOT / "sample_sessions" / "imported_claude_code.yaml"
+    for i, (kind, src) in enumerate(IMPORTS):
+        out = tmp / f"{i}.jsonl"
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            assert main(["import", kind, str(src), "-o", str(out)]) == 0, src
+        yield out
+
+
+def test_fixtures_resolve_as_before(tmp_path: Path) -> None:
+    kept = 0
+    for path in _imported(tmp_path):
+        text = path.read_text("utf-8")
+        assert_same(text, str(path))
+        kept += text.count('"keep"') + text.count("keep:")
+    assert kept > 10  # the importers do write keep
+
+
+section = st.sampled_from(["tools", "system", "messages"])
+
+
+@st.composite
+def chains(draw: st.DrawFn) -> str:
+    evs: list[dict[str, Any]] = [{"type": "enter", "function": "main", "at": T}]
+    length = 0
+    for _ in range(draw(st.integers(1, 12))):
+        keep = draw(st.integers(0, length)) if length else 0
+        blocks = [
+            {"section": draw(section), "text": draw(st.sampled_from("abc")), "breakpoint": True}
+            if draw(st.booleans())
+            else {"section": draw(section)}
+            for _ in range(draw(st.integers(0 if keep else 1, 3)))
+        ]
+        request: dict[str, Any] = {"blocks": blocks}
+        if keep:
+            request["keep"] = keep
+            marks = draw(st.lists(st.integers(0, keep - 1), max_size=3, unique=True))
+            if marks:
+                request["breakpoints"] = marks
+        length = keep + len(blocks)
+        evs.append({"type": "llm", "input": "q", "output": "a", "at": T, "request": request})
+    evs.append({"type": "exit", "function": "main", "at": T})
+    return jsonl(header(), evs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(chains())
+def test_generated_chains_resolve_as_before(text: str) -> None:
+    assert assert_same(text, "c.jsonl") > 0
+
+
+MEASURE = """
+import json, sys, time, tracemalloc
+sys.path[:0] = {paths!r}
+import assembler.sessions.loader as loader
+from assembler.sessions.reader import read_jsonl
+from keep_reference import copied
+data, _ = read_jsonl(open(sys.argv[1], encoding="utf-8").read(), "c.jsonl")
+resolve = copied if sys.argv[2] == "copied" else loader._recorded
+tracemalloc.start()
+t = time.perf_counter()
+previous, kept = None, []
+for i, raw in enumerate(data["events"]):
+    if "request" in raw:
+        previous = (i, resolve(raw["request"], previous, "c.jsonl", None, "r"))
+        kept.append(previous[1])
+print(json.dumps([time.perf_counter() - t, tracemalloc.get_traced_memory()[1]]))
+"""
+
+
+def _resolve(path: Path, how: str) -> tuple[float, int]:
+    paths = [str(ROOT), str(Path(__file__).parent)]
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE.format(paths=paths), str(path), how],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    seconds, peak = json.loads(out)
+    return seconds, peak
+
+
+def test_a_chain_resolves_in_linear_memory(tmp_path: Path) -> None:
+    """3,000 requests that each keep the one before: 4.5 million blocks resolved."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(keep_chain(3000), "utf-8")
+    before = _resolve(path, "copied")
+    after = _resolve(path, "shared")
+    print(f"keep chain of 3,000: copied {before[0]:.2f} s {before[1]:,} B; "
+          f"shared {after[0]:.2f} s {after[1]:,} B")  # fmt: skip
+    assert after[1] < 16_000_000 < before[1]  # the copies alone hold 4.5 million references
+    assert after[0] < 10
+
+
+def test_a_20000_chain_resolves_in_bounded_time_and_memory(tmp_path: Path) -> None:
+    """200 million blocks once resolved; shared, the 20,000 small requests stay small."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(keep_chain(20_000), "utf-8")
+    seconds, peak = _resolve(path, "shared")
+    assert seconds < SECONDS and peak < 64_000_000, (seconds, peak)
+
+
+def test_steps_and_render_read_a_chain(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(keep_chain(3000), "utf-8")
+    for argv in (["steps", str(path)], ["render", str(path), "--step", "3000"]):
+        run = run_cli(argv, tmp_path / "peak")
+        assert run.code == 0, run.stderr
+        assert run.seconds < SECONDS and run.peak_bytes < PEAK_BYTES, (argv, run)
+    assert "turn 2999" in run.stdout and "turn 0" in run.stdout
+
+
+def test_an_analysis_past_its_work_bound_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(keep_chain(20_000), "utf-8")
+    run = run_cli(["analyze", str(path)], tmp_path / "peak")
+    assert run.code == 2 and run.seconds < SECONDS and run.peak_bytes < PEAK_BYTES
+    assert run.stderr.strip().splitlines() == [
+        f"error: {path}:2002: events[2000].request: an analysis reads every request whole, "
+        "more than 2,000,000 blocks in all once keep is resolved; split the session (steps "
+        "and render read one request at a time)"
+    ]
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_a_short_chain_analyses(tmp_path: Path, n: int) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(keep_chain(n * 500), "utf-8")
+    run = run_cli(["analyze", str(path)], tmp_path / "peak")
+    assert run.code == 0, run.stderr
