@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, Layout, builtin_layout, parse_layout_text
@@ -91,33 +93,94 @@ class ByteBudget:
 
     A parsed session or its analysis costs a multiple of its file's size, so the
     file's size is the weight: one user's 20 MB upload evicts several small
-    entries rather than sitting beside eleven more like it.
+    entries rather than sitting beside eleven more like it. Each entry remembers
+    the browser sessions that used it, so what a closed one alone used is dropped.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_items: int | None = None) -> None:
         self.limit = limit
-        self.items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+        self.max_items = max_items
+        self.items: OrderedDict[Any, tuple[Any, int, set[str]]] = OrderedDict()
         self.total = 0
         self.lock = threading.Lock()
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: Any, owner: str | None = None) -> Any:
         with self.lock:
             hit = self.items.get(key)
             if hit is None:
                 return None
             self.items.move_to_end(key)
+            if owner is not None:
+                hit[2].add(owner)
             return hit[0]
 
-    def put(self, key: Any, value: Any, weight: int) -> None:
+    def put(self, key: Any, value: Any, weight: int, owner: str | None = None) -> None:
         with self.lock:
             old = self.items.pop(key, None)
             if old is not None:
                 self.total -= old[1]
-            self.items[key] = (value, weight)
+            owners = old[2] if old is not None else set()
+            if owner is not None:
+                owners.add(owner)
+            self.items[key] = (value, weight, owners)
             self.total += weight
-            while self.total > self.limit and len(self.items) > 1:
-                _, (_, dropped) = self.items.popitem(last=False)
+            while len(self.items) > 1 and (
+                self.total > self.limit
+                or (self.max_items is not None and len(self.items) > self.max_items)
+            ):
+                _, (_, dropped, _) = self.items.popitem(last=False)
                 self.total -= dropped
+
+    def drop_owners(self, gone: set[str]) -> None:
+        """Forget closed browser sessions; drop the entries only they used."""
+        with self.lock:
+            for key in list(self.items):
+                _, weight, owners = self.items[key]
+                if owners and owners <= gone:
+                    del self.items[key]
+                    self.total -= weight
+                else:
+                    owners -= gone
+
+
+#: A browser session not seen for this long is taken as closed: Streamlit tells the
+#: app nothing when a tab closes, but every rerun of an open one (a step change, a
+#: widget) reads its session here. Its entries stay while another session uses them.
+IDLE_SECONDS = 30 * 60
+#: Where a browser session keeps its id (Streamlit's own id is not public API).
+VISITOR_KEY = "_cai_visitor"
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+@st.cache_resource(show_spinner=False)
+def _visitors() -> dict[str, Any]:
+    return {"seen": {}, "lock": threading.Lock()}
+
+
+def visitor() -> str | None:
+    """This browser session's id, marked as seen now; sessions idle too long are dropped."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:  # called outside a page run (tests, scripts): owned by nobody
+        return None
+    sid = st.session_state.get(VISITOR_KEY)
+    if not isinstance(sid, str):
+        sid = uuid.uuid4().hex
+        st.session_state[VISITOR_KEY] = sid
+    now = _now()
+    store = _visitors()
+    with store["lock"]:
+        seen: dict[str, float] = store["seen"]
+        seen[sid] = now
+        gone = {sid for sid, at in seen.items() if now - at > IDLE_SECONDS}
+        for sid in gone:
+            del seen[sid]
+    if gone:
+        for budget in (_sessions(), _analyses(), _comparisons()):
+            budget.drop_owners(gone)
+    return sid
 
 
 #: Session files behind what the server keeps parsed, and behind what it keeps analysed,
@@ -138,6 +201,17 @@ def file_bytes(session_key: str) -> int:
     return int(hit[1]) if hit is not None else 1024 * 1024
 
 
+@st.cache_resource(show_spinner=False)
+def _analyses() -> ByteBudget:
+    return ByteBudget(CACHE_FILE_BYTES, MAX_ANALYSES)
+
+
+#: A comparison holds two analyses of one session (base and head layouts).
+@st.cache_resource(show_spinner=False)
+def _comparisons() -> ByteBudget:
+    return ByteBudget(CACHE_FILE_BYTES, MAX_COMPARISONS)
+
+
 def parse_session_bytes(raw: bytes, source: str, key: str | None = None) -> tuple[str, Session]:
     """(content key, Session); raises SessionError with a one-line message.
 
@@ -145,11 +219,12 @@ def parse_session_bytes(raw: bytes, source: str, key: str | None = None) -> tupl
     """
     key = key or digest(raw)
     store = _sessions()
-    hit = store.get(key)
+    owner = visitor()
+    hit = store.get(key, owner)
     if hit is not None:
         return key, hit[0]
     session = parse_bytes(raw, source)
-    store.put(key, (session, len(raw)), len(raw))
+    store.put(key, (session, len(raw)), len(raw), owner)
     return key, session
 
 
@@ -203,6 +278,7 @@ def provider_models() -> dict[str, tuple[str, ...]]:
 Progress = Callable[[int, int], None]
 AnalysisKey = tuple[str, str, str | None, str | None, str | None]
 MAX_ANALYSES = 12
+MAX_COMPARISONS = 8
 #: The longest one analysis may hold a server thread: past it the user gets a message
 #: and every other user's steps keep their speed.
 ANALYSIS_SECONDS = 60.0
@@ -213,13 +289,14 @@ class AnalysisTooLong(UsageError):
 
 
 @st.cache_resource(show_spinner=False)
-def _analysis_store() -> dict[str, Any]:
-    """Analyses shared by every session of this server, least recently used dropped first.
+def _analysis_locks() -> dict[str, Any]:
+    """One lock per analysis being computed, so two tabs asking for it run it once.
 
-    A plain store rather than a cached function: the progress bar drawn while
-    ``analyze`` runs must not be recorded and replayed on every later hit.
+    The analyses themselves are kept in a plain store rather than by a cached
+    function: the progress bar drawn while ``analyze`` runs must not be recorded
+    and replayed on every later hit.
     """
-    return {"items": OrderedDict(), "lock": threading.Lock(), "locks": {}, "weights": {}}
+    return {"lock": threading.Lock(), "locks": {}}
 
 
 def analysis(
@@ -232,18 +309,19 @@ def analysis(
 ) -> SessionAnalysis:
     """The SessionAnalysis, computed once per input, with a progress bar while it runs."""
 
-    store = _analysis_store()
+    store = _analysis_locks()
+    items = _analyses()
+    owner = visitor()
     key: AnalysisKey = (session_key, layout.key, provider, model, ttl)
-    items: OrderedDict[AnalysisKey, SessionAnalysis] = store["items"]
+    hit: SessionAnalysis | None = items.get(key, owner)
+    if hit is not None:
+        return hit
     with store["lock"]:
-        if key in items:
-            items.move_to_end(key)
-            return items[key]
         key_lock = store["locks"].setdefault(key, threading.Lock())
     with key_lock:
-        with store["lock"]:
-            if key in items:
-                return items[key]
+        hit = items.get(key, owner)
+        if hit is not None:
+            return hit
         slot = st.empty()
 
         started = time.monotonic()
@@ -278,35 +356,9 @@ def analysis(
             with store["lock"]:
                 store["locks"].pop(key, None)
         freeze_for_reuse(result)  # Streamlit's collection after each rerun skips it
-        with store["lock"]:
-            items[key] = result
-            weights: dict[AnalysisKey, int] = store["weights"]
-            weights[key] = file_bytes(session_key)
-            # Bounded by count and by the bytes of the files behind them.
-            while len(items) > 1 and (
-                len(items) > MAX_ANALYSES or sum(weights.values()) > CACHE_FILE_BYTES
-            ):
-                dropped, _ = items.popitem(last=False)
-                weights.pop(dropped, None)
-            store["locks"].pop(key, None)
+        # Bounded by count and by the bytes of the files behind them.
+        items.put(key, result, file_bytes(session_key), owner)
     return result
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _comparison(
-    session_key: str,
-    base_key: str,
-    head_key: str,
-    provider: str | None,
-    model: str | None,
-    ttl: str | None,
-    _session: Session,
-    _base: Layout,
-    _head: Layout,
-) -> Any:
-    from assembler.analysis.compare import compare
-
-    return compare(_session, _base, _head, provider=provider, model=model, ttl=ttl)
 
 
 def comparison(
@@ -318,10 +370,19 @@ def comparison(
     model: str | None,
     ttl: str | None,
 ) -> Any:
+    """Both layouts analysed, once per input; kept by the bytes of the file behind them."""
+    from assembler.analysis.compare import compare
+
+    store = _comparisons()
+    owner = visitor()
+    key = (session_key, base.key, head.key, provider, model, ttl)
+    hit = store.get(key, owner)
+    if hit is not None:
+        return hit
     with st.spinner("Analysing both layouts…"):
-        return _comparison(
-            session_key, base.key, head.key, provider, model, ttl, session, base.layout, head.layout
-        )
+        result = compare(session, base.layout, head.layout, provider=provider, model=model, ttl=ttl)
+    store.put(key, result, 2 * file_bytes(session_key), owner)
+    return result
 
 
 @st.cache_resource(show_spinner=False, max_entries=12)
