@@ -17,14 +17,17 @@ HOST = HOSTILE_URL.split("/")[2]
 
 
 def _watch(page: Page) -> list[str]:
-    """Every request the page makes to another host than the app's, in order."""
+    """Every request the page makes to the host the hostile text names, in order.
+
+    The page's own requests (Streamlit's icon font from its content host, blob URLs)
+    are the app's, not the input's: what must never happen is a fetch of a URL the
+    uploaded text chose.
+    """
     seen: list[str] = []
     page.on(
         "request",
         lambda request: (
-            seen.append(request.url)
-            if urlsplit(request.url).hostname not in ("127.0.0.1", "localhost")
-            else None
+            seen.append(request.url) if urlsplit(request.url).hostname == HOST else None
         ),
     )
     return seen
