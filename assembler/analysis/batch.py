@@ -21,8 +21,9 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from assembler.limits import one_line
 
 if TYPE_CHECKING:
     from assembler.analysis.results import SessionAnalysis
+    from assembler.sessions.model import Session
 
 SESSION_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
 GLOB_CHARS = frozenset("*?[")
@@ -176,39 +178,59 @@ def _one_line(exc: BaseException) -> str:
     return one_line(str(exc), 600) or type(exc).__name__
 
 
-def summarise(path: str, options: Options) -> SessionSummary | Failure:
-    """Load and analyse one session; the worker's job. Never raises for a bad file."""
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.layouts import load_layout
-    from assembler.cache import tokenizers as tokens
-    from assembler.sessions.loader import load_session
+@contextmanager
+def file_budget(seconds: float) -> Iterator[None]:
+    """Raise :class:`FileBudgetExceeded` in the block after ``seconds``.
 
-    start = time.perf_counter()
-    # A timer signal interrupts the file's work; signals reach a process's main thread only
-    # (a pool worker runs there; another runner's thread goes without the budget).
+    A timer signal interrupts the file's work; signals reach a process's main thread
+    only (a pool worker or a Ray task runs there; another runner's thread goes without).
+    """
     timed = threading.current_thread() is threading.main_thread()
     if timed:
         previous = signal.signal(signal.SIGALRM, _over_budget)
-        signal.setitimer(signal.ITIMER_REAL, options.file_seconds)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        session = load_session(path)
-        a = analyze(
-            session,
-            load_layout(options.layout),
-            provider=options.provider,
-            model=options.model,
-            ttl=options.ttl,
-        )
-    except FileBudgetExceeded:
-        tokens.counter.cache_clear()
-        return Failure(path, f"stopped after the per-file budget of {options.file_seconds:g} s")
-    except Exception as exc:  # one bad file must not stop the batch
-        tokens.counter.cache_clear()
-        return Failure(path, _one_line(exc))
+        yield
     finally:
         if timed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+
+
+def analyze_under(session: Session, options: Options) -> SessionAnalysis:
+    """``session`` analysed under the batch's layout, provider, model and lifetime."""
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.layouts import load_layout
+
+    return analyze(
+        session,
+        load_layout(options.layout),
+        provider=options.provider,
+        model=options.model,
+        ttl=options.ttl,
+    )
+
+
+def failure(path: str, exc: BaseException, options: Options) -> Failure:
+    """A bad file's one line; the token memos it filled are dropped with it."""
+    from assembler.cache import tokenizers as tokens
+
+    tokens.counter.cache_clear()
+    if isinstance(exc, FileBudgetExceeded):
+        return Failure(path, f"stopped after the per-file budget of {options.file_seconds:g} s")
+    return Failure(path, _one_line(exc))
+
+
+def summarise(path: str, options: Options) -> SessionSummary | Failure:
+    """Load and analyse one session; the worker's job. Never raises for a bad file."""
+    from assembler.sessions.loader import load_session
+
+    start = time.perf_counter()
+    try:
+        with file_budget(options.file_seconds):
+            a = analyze_under(load_session(path), options)
+    except Exception as exc:  # one bad file must not stop the batch
+        return failure(path, exc, options)
     return summary_of(path, a, start)
 
 

@@ -16,8 +16,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 
-from assembler.analysis.batch import Failure, Options, SessionSummary, Task, summary_of
-from assembler.analysis.batch import _one_line as one_line
+from assembler.analysis.batch import (
+    Failure,
+    Options,
+    SessionSummary,
+    Task,
+    analyze_under,
+    failure,
+    file_budget,
+    summary_of,
+)
 
 
 @dataclass(frozen=True)
@@ -34,21 +42,13 @@ def part_name(source: str) -> str:
 
 def run_task(source: str, options: Options, outputs: Outputs) -> SessionSummary | Failure:
     """The worker's job for one session; never raises for a bad file."""
-    from assembler.analysis.engine import analyze
     from assembler.analysis.fleet_sources import load_source
-    from assembler.analysis.layouts import load_layout
-    from assembler.cache import tokenizers as tokens
 
     start = time.perf_counter()
     try:
-        session = load_source(source)
-        a = analyze(
-            session,
-            load_layout(options.layout),
-            provider=options.provider,
-            model=options.model,
-            ttl=options.ttl,
-        )
+        with file_budget(options.file_seconds):
+            session = load_source(source)
+            a = analyze_under(session, options)
         if outputs.parquet is not None:
             from assembler.analysis.parquet_tables import write_session_tables
 
@@ -62,8 +62,7 @@ def run_task(source: str, options: Options, outputs: Outputs) -> SessionSummary 
                 otlp_line(a, source), encoding="utf-8"
             )
     except Exception as exc:  # one bad file must not stop the batch
-        tokens.counter.cache_clear()
-        return Failure(source, one_line(exc))
+        return failure(source, exc, options)
     return summary_of(source, a, start)
 
 
