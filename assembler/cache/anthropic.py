@@ -22,7 +22,7 @@ from assembler.cache.rules import (
 )
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.settings_salt import SECTIONS, changed_settings, level_salts
-from assembler.cache.simulation import CacheResult, block_states
+from assembler.cache.simulation import CacheResult, block_states, name_kind
 from assembler.cache.store import ALIVE, EXPIRED, PENDING, CacheStore
 from assembler.design.wire import WireBlock
 from assembler.errors import UsageError
@@ -33,8 +33,7 @@ from assembler.sessions.model import RequestSettings
 
 def block_kind(block: WireBlock) -> str:
     """The content kind of a recorded block, from the importers' names ``messages[N] <kind> …``."""
-    parts = block.name.split(" ", 2)
-    return parts[1] if len(parts) > 1 and parts[0].startswith("messages[") else ""
+    return name_kind(block.name)
 
 
 class AnthropicSimulator:

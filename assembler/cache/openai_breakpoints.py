@@ -15,7 +15,7 @@ from datetime import datetime
 
 from assembler.cache.rules import openai_retention, rules
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import CacheResult, block_states
+from assembler.cache.simulation import CacheResult, block_states, cache_key
 from assembler.cache.store import ALIVE, EXPIRED, CacheStore
 from assembler.design.wire import WireBlock
 from assembler.sessions.model import RequestSettings
@@ -59,8 +59,7 @@ class BreakpointSimulator:
         store: CacheStore,
         settings: RequestSettings | None = None,
     ) -> CacheResult:
-        recorded = settings.prompt_cache_key if settings is not None else None
-        key = recorded if recorded is not None else self.cache_key
+        key = cache_key(settings, self.cache_key)
         moved = self._last_key is not None and key != self._last_key
         self._last_key = key
         scope = store.scope("openai", model, key)

@@ -61,6 +61,12 @@ def name_kind(name: str) -> str:
     return parts[1] if len(parts) > 1 and parts[0].startswith("messages[") else ""
 
 
+def cache_key(settings: RequestSettings | None, default: str) -> str:
+    """The prompt_cache_key the request recorded, else the simulator's own."""
+    recorded = settings.prompt_cache_key if settings is not None else None
+    return recorded if recorded is not None else default
+
+
 def block_states(tokens: Sequence[int], read: int, write: int) -> tuple[tuple[str, ...], int]:
     """Per block: read if it lies inside the read prefix, write if it starts inside the written part."""
     states: list[str] = []

@@ -16,7 +16,7 @@ from assembler.cache.rules import (
     rules,
 )
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import UNCACHED, CacheResult, block_states, name_kind
+from assembler.cache.simulation import UNCACHED, CacheResult, block_states, cache_key, name_kind
 from assembler.cache.store import CacheStore
 from assembler.design.wire import WireBlock
 from assembler.sessions.model import RequestSettings
@@ -181,8 +181,7 @@ class TokenPrefixSimulator:
 
     def scope_key(self, settings: RequestSettings | None) -> str:
         """The recorded prompt_cache_key, else the simulator's."""
-        recorded = settings.prompt_cache_key if settings is not None else None
-        return recorded if recorded is not None else self.cache_key
+        return cache_key(settings, self.cache_key)
 
     def request(
         self,
