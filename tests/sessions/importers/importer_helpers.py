@@ -52,3 +52,9 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", DRIVER, *args], capture_output=True, text=True, check=False
     )
+
+
+def texts(step: Step) -> list[str]:
+    """The recorded request's block texts at ``step``."""
+    assert step.call.request is not None
+    return [b.text for b in step.call.request]

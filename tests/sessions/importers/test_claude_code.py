@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from importer_helpers import CLAUDE, SUBAGENT, lines, load, steps
+from importer_helpers import CLAUDE, SUBAGENT, lines, load, steps, texts
 
 from assembler.analysis.importing import import_file, import_session
 from assembler.analysis.pipeline import SessionAssembler
@@ -34,11 +34,6 @@ def imported() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def all_steps(imported: dict[str, Any]) -> list[Step]:
     return steps(imported)
-
-
-def texts(step: Step) -> list[str]:
-    assert step.call.request is not None
-    return [b.text for b in step.call.request]
 
 
 def expected_usage(path: Path, request_id: str) -> Usage:

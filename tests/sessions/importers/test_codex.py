@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from importer_helpers import CODEX, lines, steps
+from importer_helpers import CODEX, lines, steps, texts
 
 from assembler.analysis.importing import import_file
 from assembler.cache.tokenizers import counter
@@ -24,11 +24,6 @@ def imported() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def all_steps(imported: dict[str, Any]) -> list[Step]:
     return steps(imported)
-
-
-def texts(step: Step) -> list[str]:
-    assert step.call.request is not None
-    return [b.text for b in step.call.request]
 
 
 def test_one_step_per_token_count_with_models_turns_and_labels(all_steps: list[Step]) -> None:
