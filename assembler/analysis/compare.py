@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from assembler.analysis.compare_steps import first_block_difference, pairs
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import Layout
-from assembler.analysis.results import BlockAnalysis, SessionAnalysis, StepAnalysis
+from assembler.analysis.results import SessionAnalysis
 from assembler.sessions.model import Session
 
 # --- compare ---------------------------------------------------------------------------
@@ -53,36 +54,6 @@ class Comparison:
         }
 
 
-def _divergence(base: SessionAnalysis, head: SessionAnalysis) -> int | None:
-    """Index of the first step the head reads less than the base, else where the outcome differs."""
-    pairs = list(zip(base.steps, head.steps, strict=False))
-    for i, (b, h) in enumerate(pairs):
-        if h.read < b.read:
-            return i
-    for i, (b, h) in enumerate(pairs):
-        if (b.read, b.write, b.uncached) != (h.read, h.write, h.uncached):
-            return i
-    return None
-
-
-def _first_block_difference(b: StepAnalysis, h: StepAnalysis) -> BlockAnalysis | None:
-    """The first block the layouts lay out differently; else the first cached differently.
-
-    A block can be cached differently only because of what the head moved after it
-    (the date after breakpoint ③ is cached by ④ alone), so layout comes first.
-    """
-    for i, hb in enumerate(h.blocks):
-        if i >= len(b.blocks):
-            return hb
-        bb = b.blocks[i]
-        if (bb.name, bb.layer, bb.text) != (hb.name, hb.layer, hb.text):
-            return hb
-    for bb, hb in zip(b.blocks, h.blocks, strict=False):
-        if bb.cache != hb.cache:
-            return hb
-    return None
-
-
 def compare(
     session: Session,
     base: Layout,
@@ -95,14 +66,15 @@ def compare(
     """Analyse ``session`` under two layouts (separate caches) and locate the break."""
     a = analyze(session, base, provider=provider, model=model, ttl=ttl)
     b = analyze(session, head, provider=provider, model=model, ttl=ttl)
-    index = _divergence(a, b)
+    # The first step where read, write, uncached or cost differs: the app's banner says the same.
+    index = next((i for i, p in enumerate(pairs(a, b)) if p.differs), None)
     component = layer = sentence = None
     if index is not None:
         h = b.steps[index]
         if h.miss is not None:
             component, layer, sentence = h.miss.component, h.miss.layer, h.miss.sentence
         else:
-            block = _first_block_difference(a.steps[index], h)
+            block = first_block_difference(a.steps[index], h)
             if block is not None:
                 component, layer = block.name, block.layer
     drop = (a.totals["hit_ratio"] - b.totals["hit_ratio"]) * 100

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assembler.analysis.results import SessionAnalysis, StepAnalysis
+from assembler.analysis.results import BlockAnalysis, SessionAnalysis, StepAnalysis
 
 #: Costs closer than this (USD) are the same cost: float sums of identical prices.
 COST_EPSILON = 1e-12
@@ -86,19 +86,23 @@ def side_sentence(name: str, side: SideAtStep) -> str:
     return f"{name} {numbers}; no miss (it kept every cacheable block it could)."
 
 
-def first_block_difference(base: StepAnalysis, head: StepAnalysis) -> str | None:
-    """``name (layer)`` of the first block where the two requests part, in wire order:
-    by name or text, else (same requests) by cache state."""
-    for fields in (("name", "text"), ("name", "text", "cache")):
-        for i, hb in enumerate(head.blocks):
-            if i >= len(base.blocks):
-                return f"{hb.name} ({hb.layer})"
-            bb = base.blocks[i]
-            if any(getattr(bb, f) != getattr(hb, f) for f in fields):
-                return f"{hb.name} ({hb.layer})"
-        if len(base.blocks) > len(head.blocks):
-            bb = base.blocks[len(head.blocks)]
-            return f"{bb.name} ({bb.layer})"
+def first_block_difference(base: StepAnalysis, head: StepAnalysis) -> BlockAnalysis | None:
+    """The first block the layouts lay out differently; else the first cached differently.
+
+    A block can be cached differently only because of what the head moved after it
+    (the date after breakpoint ③ is cached by ④ alone), so layout comes first.
+    """
+    for i, hb in enumerate(head.blocks):
+        if i >= len(base.blocks):
+            return hb
+        bb = base.blocks[i]
+        if (bb.name, bb.layer, bb.text) != (hb.name, hb.layer, hb.text):
+            return hb
+    if len(base.blocks) > len(head.blocks):
+        return base.blocks[len(head.blocks)]
+    for bb, hb in zip(base.blocks, head.blocks, strict=False):
+        if bb.cache != hb.cache:
+            return hb
     return None
 
 
@@ -106,7 +110,7 @@ def banner(pair: StepPair, base: StepAnalysis, head: StepAnalysis) -> str:
     """One sentence: where the layouts part, which side did worse there and by what measure."""
     worse = pair.worse
     block = first_block_difference(base, head)
-    where = f"; the requests part at {block}" if block else ""
+    where = f"; the requests part at {block.name} ({block.layer})" if block else ""
     if worse is None:
         return f"First divergence at step {pair.step}{where}."
     b, h = pair.base, pair.head
