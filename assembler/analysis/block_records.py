@@ -9,6 +9,7 @@ from datetime import datetime
 from assembler.analysis.results import BlockAnalysis
 from assembler.cache.simulation import CacheResult
 from assembler.design.layers import Layer
+from assembler.design.piece_text import Content
 from assembler.design.wire import WireBlock
 from assembler.sessions.versions import SMALL, StoredText, TextVersions
 
@@ -29,8 +30,8 @@ class PreviousStep:
     event_index: int
     platform: str = ""  # the serving platform with a cache of its own ("" the provider's API)
 
-    def text_of(self, name: str) -> str | None:
-        return next((b.text for b in self.blocks if b.name == name), None)
+    def text_of(self, name: str) -> Content | None:
+        return next((b.content for b in self.blocks if b.name == name), None)
 
 
 def layer_tokens(blocks: Sequence[WireBlock], tokens: Sequence[int]) -> dict[str, int]:
@@ -54,12 +55,12 @@ def block_changes(
         if i < len(before) and before[i] is b:  # the very block of the last step
             out.append("unchanged")
             continue
-        old = before[i].text if i < len(before) and before[i].name == b.name else None
+        old = before[i].content if i < len(before) and before[i].name == b.name else None
         if old is None:
             old = prev.text_of(b.name)
         if old is None:
             out.append("new")
-        elif old is b.text or old == b.text:
+        elif old is b.content or old == b.content:
             out.append("unchanged")
         elif released and b.name == "call_tree":
             out.append("released")
@@ -82,12 +83,12 @@ class BlockRecords:
         self._versions: dict[str, TextVersions] = {}
 
     def _stored(self, b: WireBlock) -> str | StoredText:
-        if len(b.text) < SMALL:
+        if len(b.content) < SMALL:
             return b.text
         log = self._versions.get(b.name)
         if log is None:
             log = self._versions[b.name] = TextVersions()
-        return log.add(b.text)
+        return log.add(b.content)
 
     def analyses(
         self, blocks: Sequence[WireBlock], result: CacheResult, changes: Sequence[str]
@@ -126,6 +127,6 @@ def first_difference(blocks: Sequence[WireBlock], prev: PreviousStep) -> int:
         if i >= len(before):
             return i
         old = before[i]
-        if old is not b and (old.name != b.name or old.text != b.text):
+        if old is not b and (old.name != b.name or old.content != b.content):
             return i
     return len(blocks)

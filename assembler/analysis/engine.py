@@ -102,7 +102,7 @@ def _with_response(blocks: Sequence[WireBlock], before: Sequence[WireBlock]) -> 
     OpenAI's Responses API caches a request's input together with its output, so the
     next request can read through the previous answer, not only the previous input."""
     n = len(before)
-    if not n or len(blocks) <= n or blocks[n - 1].text != before[n - 1].text:
+    if not n or len(blocks) <= n or blocks[n - 1].content != before[n - 1].content:
         return 0
     end = n
     while end < len(blocks) and blocks[end].role == "assistant":

@@ -28,7 +28,7 @@ def recorded_assembly(wire: Wire) -> Assembly:
                 status=BlockStatus.EMITTED,
                 placement=b.placement,
                 cacheable=b.cacheable,
-                text=b.text,
+                content=b.content,
             )
             for i, b in enumerate(wire.blocks)
         )

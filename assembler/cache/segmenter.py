@@ -6,6 +6,7 @@ from bisect import bisect_right
 from itertools import accumulate, repeat
 
 from assembler.cache.tokenizers import TokenCounter
+from assembler.design.piece_text import Content, tail_of, text_of
 from assembler.design.wire import WireBlock
 from assembler.sessions.versions import common_prefix
 
@@ -40,7 +41,7 @@ class _Split:
 
     def __init__(
         self,
-        text: str,
+        text: Content,
         lines: list[str],
         counts: list[int],
         ends: list[int] | None = None,  # ends[i]: characters up to and including line i
@@ -54,10 +55,10 @@ class _Split:
         self.sums = sums
         self.prints = prints
         self.line_prints = prints  # a short block's are worked out when first asked for
-        self.kept_from: str | None = None  # the previous text this split extended, if any
+        self.kept_from: Content | None = None  # the previous text this split extended, if any
         self.kept_lines = 0  # how many of its leading lines it kept
         if sums is None or prints is None:
-            self.total, self.fingerprint = sum(counts), hash(text)
+            self.total, self.fingerprint = sum(counts), hash(text_of(text))
         else:
             # a long block is fingerprinted line by line, so a step hashes only its
             # new lines instead of the whole (possibly very long) text
@@ -83,11 +84,12 @@ class Segmenter:
         self._counts: dict[str, int] = {}
         self._last: dict[str, _Split] = {}
 
-    def split(self, name: str, text: str) -> tuple[list[str], list[int], int]:
+    def split(self, name: str, text: Content) -> tuple[list[str], list[int], int]:
         last = self._last.get(name)
         if last is not None and (last.text is text or last.text == text):
             return last.lines, last.counts, last.total
         if len(text) < SHORT_BLOCK:
+            text = text_of(text)
             lines = text.splitlines(keepends=True) or [""]
             counts = self._counts_of(lines)
             split = self._last[name] = _Split(text, lines, counts)
@@ -108,7 +110,7 @@ class Segmenter:
             or last.prints is None
             or not keep
         ):
-            lines = text.splitlines(keepends=True)
+            lines = text_of(text).splitlines(keepends=True)
             counts = self._counts_of(lines)
             ends = list(accumulate(map(len, lines)))
             sums = list(accumulate(counts))
@@ -126,7 +128,7 @@ class Segmenter:
             last.prints,
         )
         start = ends[keep - 1]
-        tail = text[start:].splitlines(keepends=True)
+        tail = tail_of(text, start).splitlines(keepends=True)
         tail_counts = self._counts_of(tail)
         for lst in (lines, counts, ends, sums, prints):
             del lst[keep:]
@@ -160,7 +162,7 @@ class Segmenter:
             except ValueError:
                 return
 
-    def tokens(self, name: str, text: str) -> int:
+    def tokens(self, name: str, text: Content) -> int:
         return self.split(name, text)[2]
 
     def measure(self, block: WireBlock) -> tuple[int, int]:
@@ -168,16 +170,16 @@ class Segmenter:
         if block.declared_tokens is not None:
             return block.declared_tokens, hash((block.text, block.declared_tokens))
         last = self._last.get(block.name)
-        if last is None or last.text is not block.text:
-            self.split(block.name, block.text)
+        if last is None or last.text is not block.content:
+            self.split(block.name, block.content)
             last = self._last[block.name]
         return last.total, last.fingerprint
 
-    def kept_lines(self, block: WireBlock, before: str) -> int:
+    def kept_lines(self, block: WireBlock, before: Content) -> int:
         """How many leading lines ``block`` shares with ``before``, when its split
         was made by extending a split of ``before`` (0 when that is not known)."""
         split = self._last.get(block.name)
-        if split is None or split.text is not block.text or split.kept_from is not before:
+        if split is None or split.text is not block.content or split.kept_from is not before:
             return 0
         return split.kept_lines
 
@@ -188,7 +190,7 @@ class Segmenter:
         if block.declared_tokens is not None:
             n = block.declared_tokens
             return [n], [hash((block.text, n))], n
-        self.split(block.name, block.text)
+        self.split(block.name, block.content)
         split = self._last[block.name]
         prints = split.line_prints
         if prints is None:
@@ -200,4 +202,4 @@ class Segmenter:
         segment of its declared size."""
         if block.declared_tokens is not None:
             return [block.text], [block.declared_tokens], block.declared_tokens
-        return self.split(block.name, block.text)
+        return self.split(block.name, block.content)

@@ -108,7 +108,7 @@ class TokenPrefixSimulator:
                     and b.declared_tokens is None
                 ):
                     # its first lines are the old version's: same prefix, same lines
-                    kept = self.segmenter.kept_lines(b, old.text)
+                    kept = self.segmenter.kept_lines(b, old.content)
                     if kept:
                         keys.extend(last.keys[reused : reused + kept])
                         cums.extend(last.cums[reused : reused + kept])

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from assembler.design.blocks import BlockRecord, BlockStatus
 from assembler.design.context import Context
 from assembler.design.layers import Layer
+from assembler.design.piece_text import Content, PieceText
 from assembler.design.registry import ContextComponent, Registry
 
 
@@ -39,7 +40,7 @@ class Assembly:
 
 
 def _run(component: ContextComponent, ctx: Context) -> BlockRecord:
-    text: str | None = None
+    text: Content | None = None
     error: str | None = None
     try:
         if not component.condition(ctx):
@@ -48,6 +49,8 @@ def _run(component: ContextComponent, ctx: Context) -> BlockRecord:
             built = component.build(ctx)
             if built is None:
                 status = BlockStatus.EMPTY
+            elif isinstance(built, PieceText):  # a text kept as its pieces (the call tree)
+                status, text = BlockStatus.EMITTED, built
             elif not isinstance(built, str):
                 status = BlockStatus.ERROR
                 error = f"build returned {type(built).__name__}, not str"

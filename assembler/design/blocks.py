@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from assembler.design.layers import Layer, Placement, wire_section
+from assembler.design.piece_text import Content, text_of
 
 
 class BlockStatus(StrEnum):
@@ -25,9 +26,14 @@ class BlockRecord:
     status: BlockStatus
     placement: Placement
     cacheable: bool
-    text: str | None = None
+    content: Content | None = None  # the text built, or the pieces it is joined from
     error: str | None = None
     tail: bool = False  # L1 tail content, after breakpoint ③ (see ContextComponent.tail)
+
+    @property
+    def text(self) -> str | None:
+        """The text built (joined, when the component built it from pieces)."""
+        return None if self.content is None else text_of(self.content)
 
     @property
     def section(self) -> str:

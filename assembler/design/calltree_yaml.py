@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from assembler.design import calltree_pieces as pieces
 from assembler.design.calltree import CallNode, Expose, RenderRange, Status, TreeOptions
 from assembler.design.calltree_walk import effective, flatten, flow, pending
+from assembler.design.piece_text import PieceText
 
 OPEN_TAG = "<call_tree>"
 CLOSE_TAG = "</call_tree>"
@@ -426,6 +427,14 @@ def render_call_tree(
     ``frame_function`` None: an LLM call at the top level, which sees the whole
     tree, fully visible (no render_range applies).
     """
+    return str(render_call_tree_pieces(tree, options, frame_function))
+
+
+def render_call_tree_pieces(
+    tree: CallNode | Sequence[CallNode], options: TreeOptions, frame_function: str | None
+) -> PieceText:
+    """:func:`render_call_tree` as the pieces it is joined from, sharing most of them
+    with the rendering before: what the assembler hands on, so no step copies the tree."""
     roots = (tree,) if isinstance(tree, CallNode) else tuple(tree)
     pieces.extended.clear()
     parts = _render(roots, _Render(options, frame_function))

@@ -16,9 +16,12 @@ from assembler.design.layers import ALLOWED_PLACEMENTS, LAYER_RANK, PLACEMENT_RA
 if TYPE_CHECKING:
     from assembler.design.blocks import BlockRecord
     from assembler.design.context import Context, Profile
+    from assembler.design.piece_text import PieceText
 
 Condition = Callable[["Context"], bool]
-Build = Callable[["Context"], "str | None"]
+#: A build returns its text (or, for a long growing text, the pieces it is joined
+#: from), or None for nothing to say.
+Build = Callable[["Context"], "str | PieceText | None"]
 
 
 def always(ctx: Context) -> bool:

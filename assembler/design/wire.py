@@ -17,6 +17,7 @@ from typing import Any
 from assembler.design.assembly import Assembly
 from assembler.design.blocks import BlockRecord, BlockStatus
 from assembler.design.layers import Layer, Placement
+from assembler.design.piece_text import Content, text_of
 
 SEPARATOR = "\n\n"
 CIRCLED = "①②③④"
@@ -51,7 +52,7 @@ class WireBlock:
     name: str
     layer: Layer
     placement: Placement
-    text: str
+    content: Content  # the text, or the pieces it is joined from (the call tree)
     cacheable: bool
     breakpoint: int | None = None  # 1-based number of the breakpoint placed after this block
     declared_tokens: int | None = None  # size of content the recording lacks (no text to count)
@@ -63,6 +64,12 @@ class WireBlock:
     def __post_init__(self) -> None:
         # stored, not a property: the simulators read it for every block of every step
         object.__setattr__(self, "section", SECTIONS[self.placement])
+
+    @property
+    def text(self) -> str:
+        """The text the model reads. A call tree is joined from its pieces on each
+        ask: per-step work reads :attr:`content` instead."""
+        return text_of(self.content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +191,7 @@ class WireBuilder:
         self.ttls = dict(ttls or {})  # anchor → its own lifetime
         _marks([], self.breakpoints)  # reject a bad anchor list before the first step
         self._marks: dict[tuple[str, ...], dict[int, Mark]] = {}
-        self._blocks: dict[str, tuple[str, int | None, WireBlock]] = {}
+        self._blocks: dict[str, tuple[Content, int | None, WireBlock]] = {}
 
     def build(self, assembly: Assembly) -> Wire:
         records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
@@ -196,7 +203,7 @@ class WireBuilder:
         blocks: list[WireBlock] = []
         for i, r in enumerate(records):
             number, life = numbers.get(i, (None, None))
-            text = r.text or ""
+            text = r.content or ""
             hit = kept.get(r.name)
             if (
                 hit is not None

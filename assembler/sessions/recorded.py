@@ -45,7 +45,7 @@ def recorded_wire(blocks: Sequence[RecordedBlock]) -> Wire:
                 name=b.name,
                 layer=layer,
                 placement=placement,
-                text=b.text,
+                content=b.text,
                 cacheable=True,
                 breakpoint=mark,
                 declared_tokens=b.tokens,

@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assembler.design.calltree_pieces import shared_prefix
+from assembler.design.piece_text import Content, shared_prefix, tail_of, text_of
 
 #: Texts shorter than this are stored as they are: a delta would not pay.
 SMALL = 4096
 
 
-def common_prefix(a: str, b: str) -> int:
+def common_prefix(a: Content, b: Content) -> int:
     """The length of the common prefix of ``a`` and ``b``; for two successive
     call-tree renderings, the part of it the renderer knows they share (no
     scan: every use here only needs a prefix both texts truly share).
@@ -39,6 +39,12 @@ def common_prefix(a: str, b: str) -> int:
     if known is not None:  # two successive call-tree renderings: no scan needed
         _remember(a, b, known)
         return known
+    cut = _scanned(text_of(a), text_of(b))
+    _remember(a, b, cut)
+    return cut
+
+
+def _scanned(a: str, b: str) -> int:
     n = min(len(a), len(b))
     back, cut, hi = 0, n, n
     while True:
@@ -51,9 +57,7 @@ def common_prefix(a: str, b: str) -> int:
             break
         hi = cut  # the texts differ before hi
         back = back * 8 if back else 256
-    cut = narrow(a, b, cut, hi)
-    _remember(a, b, cut)
-    return cut
+    return narrow(a, b, cut, hi)
 
 
 def narrow(a: Sequence[object], b: Sequence[object], lo: int, hi: int) -> int:
@@ -73,10 +77,10 @@ def narrow(a: Sequence[object], b: Sequence[object], lo: int, hi: int) -> int:
 
 # The cache engine and the analysis both ask for the same pair (a block's previous
 # and new text) in one step: the second asks for free.
-_last_pair: tuple[str, str, int] = ("", "", 0)
+_last_pair: tuple[Content, Content, int] = ("", "", 0)
 
 
-def _remember(a: str, b: str, n: int) -> None:
+def _remember(a: Content, b: Content, n: int) -> None:
     global _last_pair
     _last_pair = (a, b, n)
 
@@ -88,35 +92,35 @@ class TextVersions:
         self.full_every = full_every  # also a full copy after this many deltas (None: never)
         # per version: (keep, tail); keep < 0 marks a full copy held in tail
         self._deltas: list[tuple[int, str]] = []
-        self._last = ""
+        self._last: Content = ""
         self._since_full = 0  # deltas since the last full copy
         self._tail_chars = 0  # characters in them
 
-    def add(self, text: str) -> StoredText | str:
+    def add(self, text: Content) -> StoredText | str:
         """Keep ``text`` as the next version; a short text is returned as itself."""
         if len(text) < SMALL:
-            return text
+            return text_of(text)
         keep = common_prefix(self._last, text) if self._deltas else 0
         return self._add(text, keep)
 
-    def add_after(self, text: str, keep: int) -> StoredText | str:
+    def add_after(self, text: Content, keep: int) -> StoredText | str:
         """:meth:`add` for a caller that knows ``text`` shares its first ``keep``
         characters with the previous version (0 if unknown): no scan of the text."""
         if len(text) < SMALL:
-            return text
+            return text_of(text)
         return self._add(text, keep if self._deltas else 0)
 
-    def _add(self, text: str, keep: int) -> StoredText:
+    def _add(self, text: Content, keep: int) -> StoredText:
         tail = len(text) - keep
         if (
             not keep
             or self._tail_chars + tail > len(text)
             or (self.full_every is not None and self._since_full >= self.full_every)
         ):
-            self._deltas.append((-1, text))
+            self._deltas.append((-1, text_of(text)))
             self._since_full = self._tail_chars = 0
         else:
-            self._deltas.append((keep, text[keep:]))
+            self._deltas.append((keep, tail_of(text, keep)))
             self._since_full += 1
             self._tail_chars += tail
         self._last = text
@@ -124,7 +128,7 @@ class TextVersions:
 
     def text(self, version: int) -> str:
         if version == len(self._deltas) - 1:
-            return self._last
+            return text_of(self._last)
         # walk back to the full copy, keeping of each tail only what survives
         deltas = self._deltas
         keep, tail = deltas[version]

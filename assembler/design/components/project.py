@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from datetime import date
 from zoneinfo import ZoneInfo
 
-from assembler.design.calltree_yaml import render_call_tree
+from assembler.design.calltree_yaml import render_call_tree_pieces
 from assembler.design.components.memory import MEMORY_TOOLS
 from assembler.design.context import Context, MemoryState
 from assembler.design.layers import Layer, Placement
+from assembler.design.piece_text import PieceText
 from assembler.design.registry import Registry
 
 #: Context files are cut to this many characters (head and tail kept).
@@ -156,10 +157,11 @@ def _date_sentence(day: date) -> str:
     return f"Today is {day:%A}, {day:%B} {day.day}, {day.year}."
 
 
-def _call_tree(ctx: Context) -> str:
+def _call_tree(ctx: Context) -> PieceText:
     frame = ctx.frame
     assert frame is not None  # guarded by the condition
-    return render_call_tree(frame.top_level_calls(), frame.options, frame.function)
+    # the pieces, not the joined text: the tree grows with the session
+    return render_call_tree_pieces(frame.top_level_calls(), frame.options, frame.function)
 
 
 def _has_tree(ctx: Context) -> bool:
