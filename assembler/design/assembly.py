@@ -39,27 +39,30 @@ class Assembly:
         return tuple(r for r in self.records if r.layer is layer)
 
 
-def _run(component: ContextComponent, ctx: Context) -> BlockRecord:
-    text: Content | None = None
-    error: str | None = None
+def _outcome(
+    component: ContextComponent, ctx: Context
+) -> tuple[BlockStatus, Content | None, str | None]:
+    """What building ``component`` against ``ctx`` gave: status, text, error."""
     try:
         if not component.condition(ctx):
-            status = BlockStatus.CONDITION_FALSE
-        else:
-            built = component.build(ctx)
-            if built is None:
-                status = BlockStatus.EMPTY
-            elif isinstance(built, PieceText):  # a text kept as its pieces (the call tree)
-                status, text = BlockStatus.EMITTED, built
-            elif not isinstance(built, str):
-                status = BlockStatus.ERROR
-                error = f"build returned {type(built).__name__}, not str"
-            elif not built or built.isspace():  # no copy of a long text, unlike strip()
-                status = BlockStatus.EMPTY
-            else:
-                status, text = BlockStatus.EMITTED, built
+            return BlockStatus.CONDITION_FALSE, None, None
+        built = component.build(ctx)
+        if built is None:
+            return BlockStatus.EMPTY, None, None
+        if isinstance(built, PieceText):  # a text kept as its pieces (the call tree)
+            return BlockStatus.EMITTED, built, None
+        if not isinstance(built, str):
+            return BlockStatus.ERROR, None, f"build returned {type(built).__name__}, not str"
+        if not built or built.isspace():  # no copy of a long text, unlike strip()
+            return BlockStatus.EMPTY, None, None
+        return BlockStatus.EMITTED, built, None
     except Exception as exc:  # a feature's bug is shown on its record, never hidden
-        status, error = BlockStatus.ERROR, f"{type(exc).__name__}: {exc}"
+        return BlockStatus.ERROR, None, f"{type(exc).__name__}: {exc}"
+
+
+def _record(
+    component: ContextComponent, status: BlockStatus, text: Content | None, error: str | None
+) -> BlockRecord:
     return BlockRecord(
         component.name,
         component.layer,
@@ -73,25 +76,53 @@ def _run(component: ContextComponent, ctx: Context) -> BlockRecord:
     )
 
 
+def _run(component: ContextComponent, ctx: Context) -> BlockRecord:
+    return _record(component, *_outcome(component, ctx))
+
+
+def _same(
+    record: BlockRecord, status: BlockStatus, text: Content | None, error: str | None
+) -> bool:
+    """Whether ``record`` already says what a new build said (the same text object, or
+    an equal short text), so the record itself can be handed on."""
+    if record.status is not status or record.error != error:
+        return False
+    old = record.content
+    return old is text or (type(old) is str and type(text) is str and old == text)
+
+
 def assemble(registry: Registry, ctx: Context) -> Assembly:
     """Build every component of ``registry`` against ``ctx``; records in wire order.
 
     Per layer: collect, sort by ``(order, name)``, filter by condition, build.
     A ``profile_only`` component's record is reused while the profile is the
-    same object, since nothing else it reads can have changed.
+    same object, since nothing else it reads can have changed; any other
+    component's record is reused while its build returns what it returned last
+    time. So consecutive assemblies share their unchanged records, and later
+    stages tell an unchanged block by identity.
     """
-    by_name: dict[str, BlockRecord] = {}
-    memo = registry.profile_records
-    for layer in Layer:
-        for component in registry.layer_view(layer):
-            if component.profile_only:
-                kept = memo.get(component.name)
-                if kept is not None and kept[0] is ctx.profile and kept[1] is component:
-                    by_name[component.name] = kept[2]
-                    continue
-                result = _run(component, ctx)
-                memo[component.name] = (ctx.profile, component, result)
-                by_name[component.name] = result
-            else:
-                by_name[component.name] = _run(component, ctx)
-    return Assembly(tuple(by_name[c.name] for c in registry))
+    memo = registry.assembly_memo
+    changing: list[tuple[int, ContextComponent]] | None = memo.get("changing")
+    if changing is None:  # the components that read more than the profile, by wire position
+        changing = memo["changing"] = [(i, c) for i, c in enumerate(registry) if not c.profile_only]
+    last: tuple[object, list[BlockRecord]] | None = memo.get("last")
+    if last is None or last[0] is not ctx.profile:
+        kept = registry.profile_records
+        records = []
+        for c in registry:  # in wire order
+            hit = kept.get(c.name) if c.profile_only else None
+            if hit is not None and hit[0] is ctx.profile and hit[1] is c:
+                records.append(hit[2])
+                continue
+            records.append(_run(c, ctx))
+            if c.profile_only:
+                kept[c.name] = (ctx.profile, c, records[-1])
+        memo["last"] = (ctx.profile, records)
+        return Assembly(tuple(records))
+    records = list(last[1])
+    for i, c in changing:
+        status, text, error = _outcome(c, ctx)
+        if not _same(records[i], status, text, error):
+            records[i] = _record(c, status, text, error)
+    memo["last"] = (ctx.profile, records)
+    return Assembly(tuple(records))

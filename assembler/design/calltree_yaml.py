@@ -29,6 +29,7 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 
 from assembler.design import calltree_pieces as pieces
 from assembler.design.calltree import CallNode, Expose, RenderRange, Status, TreeOptions
@@ -137,6 +138,7 @@ class _Render:
         self.fold = fold
         #: call_id → index of its first child still shown (the ones before are omitted)
         self.start: dict[int, int] = {}
+        self.range = options.range_of(frame_fn) if frame_fn else _UNLIMITED
         known = _last_options
         if known[0] is options:  # every step of a session renders with the same options
             self.oid, self.incremental = known[1], known[2] and not fold
@@ -229,11 +231,11 @@ class _Render:
     def running_header(self, node: CallNode, indent: int) -> str:
         """A running node's own lines. Under ``expose=io`` they depend on its name
         and input only, so they are kept from one snapshot to the next."""
-        expose = self.options.expose_of(node.function)
         key = (node.call_id, indent, self.oid)
-        hit = _headers.get(key) if expose is Expose.IO else None
+        hit = _headers.get(key)  # only ever holds expose=io headers
         if hit is not None and hit[0] is node.input and hit[1] == node.function:
             return hit[2]
+        expose = self.options.expose_of(node.function)
         inner = indent + 2
         body = [f"{' ' * inner}function: {name_scalar(node.function)}"]
         if node.input is not None:
@@ -274,7 +276,7 @@ class _Render:
         inner = indent + 2
         out.append(self.running_header(node, indent))
         last = node.children[-1] if node.children else None
-        rng = self.options.range_of(self.frame_fn) if self.frame_fn else _UNLIMITED
+        rng = self.range
         running_child = last is not None and last.status is Status.RUNNING and not last.detached
         cap = rng.subcalls if not running_child else (-1 if rng.callers is None else rng.callers)
         if self.incremental and cap < 0:
@@ -282,7 +284,7 @@ class _Render:
                 return None, []
             finished = self.finished_children(node, inner + 2)
             if finished is not None:
-                out.append(f"{' ' * inner}children:")
+                out.append(_children_line(inner))
                 out.extend(finished)
                 return (last if running_child else None), []
         return self.children(node, inner, out)
@@ -299,7 +301,7 @@ class _Render:
             return None, []
         on_path = next((k for k in kids if k.status is Status.RUNNING and not k.detached), None)
         finished = [k for k in kids if k.status is Status.DONE]
-        rng = self.options.range_of(self.frame_fn) if self.frame_fn else _UNLIMITED
+        rng = self.range
         cap = rng.subcalls if on_path is None else (-1 if rng.callers is None else rng.callers)
         omitted = len(finished) - cap if 0 <= cap < len(finished) else 0
         out.append(f"{' ' * inner}children:")
@@ -322,6 +324,12 @@ class _Render:
 
 
 _UNLIMITED = RenderRange()
+
+
+@lru_cache(maxsize=512)
+def _children_line(inner: int) -> str:
+    # one object per indent, so successive renderings share it (see calltree_pieces)
+    return f"{' ' * inner}children:"
 
 
 _OPTION_IDS: dict[TreeOptions, int] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assembler.design.layers import ALLOWED_PLACEMENTS, LAYER_RANK, PLACEMENT_RANK, Layer, Placement
 
@@ -91,6 +91,9 @@ class Registry:
     profile_records: dict[str, tuple[Profile, ContextComponent, BlockRecord]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    #: What the assembler keeps between steps (its plan, the last records); emptied on
+    #: any change to the components, like the sorted views.
+    assembly_memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def register(self, component: ContextComponent) -> ContextComponent:
         """Add a component; fail loudly on anything the assembler could not place."""
@@ -127,6 +130,7 @@ class Registry:
         component = replace(component, layer=layer)
         self._components[name] = component
         self._sorted.clear()
+        self.assembly_memo.clear()
         return component
 
     def component(
@@ -171,6 +175,7 @@ class Registry:
             raise KeyError(f"no component named {name!r}")
         del self._components[name]
         self._sorted.clear()
+        self.assembly_memo.clear()
 
     def replace(self, name: str, **changes: object) -> None:
         """Re-register ``name`` with changed fields (used by layouts), revalidated."""
@@ -178,6 +183,7 @@ class Registry:
             raise KeyError(f"no component named {name!r}")
         old = self._components.pop(name)
         self._sorted.clear()
+        self.assembly_memo.clear()
         try:
             self.register(replace(old, **changes))  # type: ignore[arg-type]
         except Exception:

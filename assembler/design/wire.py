@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any
 
 from assembler.design.assembly import Assembly
@@ -192,16 +193,36 @@ class WireBuilder:
         _marks([], self.breakpoints)  # reject a bad anchor list before the first step
         self._marks: dict[tuple[str, ...], dict[int, Mark]] = {}
         self._blocks: dict[str, tuple[Content, int | None, WireBlock]] = {}
+        # the last build: its emitted records and blocks, the wire, the names
+        self._last: tuple[list[BlockRecord], list[WireBlock]] = ([], [])
+        self._last_wire = Wire(())
+        self._names: tuple[str, ...] = ()
 
     def build(self, assembly: Assembly) -> Wire:
         records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
-        names = tuple(r.name for r in records)
+        last_records, last_blocks = self._last
+        first = 0
+        if len(records) == len(last_records):
+            # the leading records that are the very records of the last build keep their
+            # blocks, breakpoints included (the same emitted records, the same marks)
+            same = list(map(is_, records, last_records))
+            first = same.index(False) if False in same else len(same)
+            if first == len(records):
+                return self._last_wire
+            names = self._names if first else tuple(r.name for r in records)
+            if first and any(
+                records[i].name != last_records[i].name for i in range(first, len(records))
+            ):
+                names, first = tuple(r.name for r in records), 0
+        else:
+            names = tuple(r.name for r in records)
         numbers = self._marks.get(names)
         if numbers is None:
             numbers = self._marks[names] = _marks(records, self.breakpoints, self.ttls)
         kept = self._blocks
-        blocks: list[WireBlock] = []
-        for i, r in enumerate(records):
+        blocks: list[WireBlock] = list(last_blocks[:first])
+        for i in range(first, len(records)):
+            r = records[i]
             number, life = numbers.get(i, (None, None))
             text = r.content or ""
             hit = kept.get(r.name)
@@ -218,7 +239,9 @@ class WireBuilder:
             )
             kept[r.name] = (text, number, block)
             blocks.append(block)
-        return Wire(tuple(blocks))
+        wire = Wire(tuple(blocks))
+        self._last, self._last_wire, self._names = (records, blocks), wire, names
+        return wire
 
 
 def build_wire(
