@@ -80,13 +80,17 @@ class CallTreeBuilder:
         self._refs: dict[str, int] = {}
         self._finished: dict[int, CallNode] = {}
         self._next_id = 1
+        self._leaf_list: list[_OpenCall] | None = None
 
     # --- which call an event belongs to -------------------------------------------------
 
     def _leaves(self) -> list[_OpenCall]:
-        """Running calls with no running call inside them, in start order."""
-        busy = {c.parent for c in self._open.values()}
-        return [c for c in self._open.values() if c.call_id not in busy]
+        """Running calls with no running call inside them, in start order (kept until a
+        call starts or ends: every event asks, most events do neither)."""
+        if self._leaf_list is None:
+            busy = {c.parent for c in self._open.values()}
+            self._leaf_list = [c for c in self._open.values() if c.call_id not in busy]
+        return self._leaf_list
 
     def _label(self, call: _OpenCall) -> str:
         return call.ref or f"{call.function}#{call.call_id}"
@@ -188,6 +192,7 @@ class CallTreeBuilder:
         self._info[call_id] = _CallInfo(function, called_by)
         if ref is not None:
             self._refs[ref] = call_id
+        self._leaf_list = None
         self._open[call_id] = _OpenCall(
             call_id, function, input, host.call_id if host else None, ref, retried
         )
@@ -249,6 +254,7 @@ class CallTreeBuilder:
         error: str | None,
     ) -> CallNode:
         del self._open[call.call_id]
+        self._leaf_list = None
         node = CallNode(
             call_id=call.call_id,
             function=call.function,

@@ -1,10 +1,11 @@
 """The call tree handed over as pieces gives the same analysis as one re-read text.
 
-The renderer tells later stages how long a prefix two successive renderings
-share (by comparing their pieces), and returns the previous text itself when
-nothing changed. These tests run the same sessions with that knowledge and
-without it (every rendering joined afresh, every common prefix found by
-scanning the texts), and require the same result at every step.
+The renderer hands the call tree on as a :class:`PieceText` (never joined),
+tells later stages how long a prefix two successive renderings share (by
+comparing their pieces), and returns the previous rendering itself when nothing
+changed. These tests run the same sessions that way and the old way (every
+rendering joined into one string, every common prefix found by scanning the
+texts), and require the same result at every step.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from assembler.analysis.engine import analyze
 from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.results import SessionAnalysis
 from assembler.design import calltree_pieces, calltree_yaml
+from assembler.design.piece_text import Content, PieceText, shared_prefix, text_of
 from assembler.sessions import versions
 from assembler.sessions.generator import generate_session
 from assembler.sessions.loader import load_session, parse_session
@@ -57,7 +59,7 @@ def sessions(draw: st.DrawFn) -> Session:
 
 
 def _without_shared_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The old text structure: a fresh join per rendering, prefixes found by scanning."""
+    """The old text structure: one string per rendering, prefixes found by scanning."""
     monkeypatch.setattr(calltree_pieces, "joined", "\n".join)
     monkeypatch.setattr(versions, "shared_prefix", lambda before, after: None)
 
@@ -91,15 +93,16 @@ def test_random_sessions_analyse_the_same_with_and_without_shared_prefixes(
 @given(sessions())
 def test_the_shared_prefix_is_one_the_texts_truly_share(session: Session) -> None:
     calltree_yaml.clear_caches()
-    before: str | None = None
+    before: Content | None = None
     for step in SessionAssembler(session):
-        text = next((b.text for b in step.wire.blocks if b.name == "call_tree"), None)
+        text = next((b.content for b in step.wire.blocks if b.name == "call_tree"), None)
         if text is None:
             continue
+        assert isinstance(text, PieceText)  # never joined on the way
         if before is not None and before is not text:
-            known = calltree_pieces.shared_prefix(before, text)
+            known = shared_prefix(before, text)
             assert known is not None  # successive renderings always know it
-            assert before[:known] == text[:known]
+            assert text_of(before)[:known] == text_of(text)[:known]
         assert before is None or before != text or before is text  # unchanged: same object
         before = text
 
@@ -124,15 +127,53 @@ def test_a_long_growing_tree_shares_all_but_its_new_tail(
     monkeypatch.setattr(calltree_yaml, "_OPEN_LIMIT", limit)
     session = parse_session(json.dumps(generate_session(300, 1)), "<generated>")
     calltree_yaml.clear_caches()
-    before: str | None = None
+    before: Content | None = None
     lost = []
     for step in SessionAssembler(session):
-        text = next(b.text for b in step.wire.blocks if b.name == "call_tree")
+        text = next(b.content for b in step.wire.blocks if b.name == "call_tree")
         if before is not None and before is not text:
-            known = calltree_pieces.shared_prefix(before, text)
+            known = shared_prefix(before, text)
             assert known is not None
-            lost.append(versions.narrow(before, text, 0, min(len(before), len(text))) - known)
+            a, b = text_of(before), text_of(text)
+            lost.append(versions.narrow(a, b, 0, min(len(a), len(b))) - known)
         before = text
     # what the renderer knows falls short of the true common prefix by a line or so,
     # or by the open piece when it is sealed
     assert max(lost) < 400 + (limit if limit < 10_000 else 0), max(lost)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions())
+def test_every_step_reads_as_the_old_renderer_wrote_it(session: Session) -> None:
+    """Block by block, the pieces join to the very text the old renderer returned."""
+    calltree_yaml.clear_caches()
+    new = [
+        [(b.name, b.content, b.breakpoint) for b in step.wire.blocks]
+        for step in SessionAssembler(session)
+    ]
+    with pytest.MonkeyPatch.context() as mp:
+        _without_shared_prefix(mp)
+        calltree_yaml.clear_caches()
+        old = [
+            [(b.name, b.content, b.breakpoint) for b in step.wire.blocks]
+            for step in SessionAssembler(session)
+        ]
+    assert len(new) == len(old)
+    for number, (a, b) in enumerate(zip(new, old, strict=True), start=1):
+        assert [(n, bp) for n, _, bp in a] == [(n, bp) for n, _, bp in b], number
+        for (name, content, _), (_, plain, _) in zip(a, b, strict=True):
+            assert isinstance(plain, str)  # the old structure: one string
+            assert text_of(content) == plain, f"step {number}, block {name}"
+            assert len(content) == len(plain)
+
+
+def test_a_piece_text_reads_like_its_join() -> None:
+    pieces = ("<call_tree>", "- function: a\n  status: running", "", "</call_tree>")
+    text = PieceText(pieces)
+    joined = "\n".join(pieces)
+    assert str(text) == joined and len(text) == len(joined)
+    for start in range(len(joined) + 2):
+        assert text.tail(start) == joined[start:], start
+    assert text == joined and text == PieceText(tuple(pieces))
+    assert text != PieceText(pieces[:-1]) and hash(text) == hash(joined)
+    assert calltree_pieces.joined(list(pieces)) == joined
