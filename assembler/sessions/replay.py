@@ -130,6 +130,7 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
     previous: datetime | None = None
     number = 0
     src = session.source
+    frames: dict[int | None, tuple[tuple[str, ...], tuple[str, ...], int, FunctionSpec]] = {}
 
     def fail(event: Event, message: str, field: str = "") -> SessionError:
         return SessionError(src, message, line=event.line, field=event.field + field)
@@ -167,12 +168,17 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
                 profile = _apply(profile, event, src)
             elif isinstance(event, LLMCall):
                 call_id = builder.running_ref(event.call, "llm.call")
-                path = builder.call_path(call_id) if call_id is not None else ()
+                where = frames.get(call_id)
+                if where is None:  # a call's path never changes while it runs
+                    path = builder.call_path(call_id) if call_id is not None else ()
+                    # a hidden call leaves the call path as it leaves the tree (the frame stays)
+                    shown = tuple(n for n in path[:-1] if not opts.hidden(n)) + path[-1:]
+                    fn = path[-1] if path else None
+                    spec = specs.get(fn, FunctionSpec()) if fn else FunctionSpec()
+                    where = frames[call_id] = (path, shown, builder.depth_of(call_id), spec)
+                path, shown, depth, spec = where
                 function = path[-1] if path else None
                 number += 1
-                spec = specs.get(function, FunctionSpec()) if function else FunctionSpec()
-                # a hidden call leaves the call path as it leaves the tree (the frame stays)
-                shown = tuple(n for n in path[:-1] if not opts.hidden(n)) + path[-1:]
                 roots = builder.roots(call_id)
                 frame = Frame(
                     function=function,
@@ -194,7 +200,7 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
                     function=function or TOP_LEVEL,
                     call_path=shown,
                     at=event.at,
-                    depth=builder.depth_of(call_id),
+                    depth=depth,
                     context=Context(profile=profile, now=event.at, frame=frame),
                     call=event,
                 )
