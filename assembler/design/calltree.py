@@ -7,8 +7,11 @@ number of calls made so far.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import chain, islice
+from typing import overload
 
 
 class Expose(StrEnum):
@@ -59,6 +62,55 @@ class ToolUse:
     output: str | None = None
 
 
+class SharedChildren(Sequence["CallNode"]):
+    """A running call's children in a snapshot: the first ``n`` nodes of an
+    append-only list of its finished children, then the rest.
+
+    A call's finished children only ever grow at the end of that list, so every
+    snapshot of the call shares one list instead of copying it: a snapshot costs
+    the children that changed, not the children the call has made.
+    """
+
+    __slots__ = ("_head", "_n", "_rest")
+
+    def __init__(self, head: list[CallNode], n: int, rest: tuple[CallNode, ...]) -> None:
+        self._head, self._n, self._rest = head, n, rest
+
+    def __len__(self) -> int:
+        return self._n + len(self._rest)
+
+    @overload
+    def __getitem__(self, index: int) -> CallNode: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[CallNode, ...]: ...
+    def __getitem__(self, index: int | slice) -> CallNode | tuple[CallNode, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index] if index.step not in (None, 1) else self._slice(index)
+        n = self._n
+        i = index + len(self) if index < 0 else index
+        if not 0 <= i < len(self):
+            raise IndexError("children index out of range")
+        return self._head[i] if i < n else self._rest[i - n]
+
+    def _slice(self, index: slice) -> tuple[CallNode, ...]:
+        start, stop, _ = index.indices(len(self))
+        if stop <= start:
+            return ()
+        n = self._n
+        head = tuple(self._head[start : min(stop, n)]) if start < n else ()
+        rest = self._rest[max(start - n, 0) : stop - n] if stop > n else ()
+        return head + rest
+
+    def __iter__(self) -> Iterator[CallNode]:
+        return chain(islice(self._head, self._n), self._rest)
+
+    def __reversed__(self) -> Iterator[CallNode]:
+        return chain(reversed(self._rest), (self._head[i] for i in range(self._n - 1, -1, -1)))
+
+    def __repr__(self) -> str:
+        return f"SharedChildren({list(self)!r})"
+
+
 @dataclass(frozen=True, eq=False)
 class CallNode:
     """One agentic-function call. Identity-hashed: a node is a unique event."""
@@ -69,7 +121,7 @@ class CallNode:
     input: str | None = None
     output: str | None = None
     key_output: str | None = None
-    children: tuple[CallNode, ...] = ()
+    children: Sequence[CallNode] = ()  # a tuple, or a running call's SharedChildren
     llm: tuple[LLMExchange, ...] = ()
     tools: tuple[ToolUse, ...] = ()
     outcome: Outcome = Outcome.OK

@@ -22,6 +22,7 @@ from assembler.design.calltree import (
     CallTreeError,
     LLMExchange,
     Outcome,
+    SharedChildren,
     Status,
     ToolUse,
 )
@@ -41,18 +42,20 @@ class _OpenCall:
     slots: list[_Slot] = field(default_factory=list)
     llm: list[LLMExchange] = field(default_factory=list)
     tools: list[ToolUse] = field(default_factory=list)
-    # the leading run of finished slots as a tuple: slots only ever finish or are
-    # appended, so the run only grows, and a snapshot copies it at C speed
-    head: tuple[CallNode, ...] = ()
+    # the leading run of finished slots: slots only ever finish or are appended, so
+    # the run only grows at its end, and every snapshot shares this one list
+    head: list[CallNode] = field(default_factory=list)
 
-    def finished_head(self) -> tuple[CallNode, ...]:
-        slots, k = self.slots, len(self.head)
-        n = k
-        while n < len(slots) and isinstance(slots[n], CallNode):
+    def finished_head(self) -> list[CallNode]:
+        slots, head = self.slots, self.head
+        n = len(head)
+        while n < len(slots):
+            slot = slots[n]
+            if not isinstance(slot, CallNode):
+                break
+            head.append(slot)
             n += 1
-        if n != k:
-            self.head = tuple(slots[:n])  # type: ignore[arg-type]  # all CallNode
-        return self.head
+        return head
 
 
 @dataclass(frozen=True)
@@ -321,13 +324,12 @@ class CallTreeBuilder:
             at = self._open[at].parent
         return tuple(self._node(s, path) for s in self._roots)
 
-    def _children(self, call: _OpenCall, built: dict[int, CallNode]) -> tuple[CallNode, ...]:
+    def _children(self, call: _OpenCall, built: dict[int, CallNode]) -> SharedChildren:
         """The finished head as kept, then the rest; open calls among it already ``built``."""
         head = call.finished_head()
-        rest = call.slots[len(head) :]
-        if not rest:
-            return head
-        return head + tuple(s if isinstance(s, CallNode) else built.pop(s) for s in rest)
+        n = len(head)
+        rest = tuple(s if isinstance(s, CallNode) else built.pop(s) for s in call.slots[n:])
+        return SharedChildren(head, n, rest)
 
     def _node(self, slot: _Slot, path: set[int]) -> CallNode:
         """The node of a slot; open calls built children first from an explicit stack, as

@@ -6,12 +6,12 @@ agent's legitimate worst case), so nothing here recurses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from assembler.design.calltree import CallNode, Expose, TreeOptions
 
 
-def flatten(children: tuple[CallNode, ...], options: TreeOptions) -> Iterator[CallNode]:
+def flatten(children: Sequence[CallNode], options: TreeOptions) -> Iterator[CallNode]:
     """Children as shown: a failed or abandoned call leaves with its subtree; a hidden
     call leaves no node, its own children take its place.
 
