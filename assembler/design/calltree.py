@@ -71,13 +71,14 @@ class SharedChildren(Sequence["CallNode"]):
     the children that changed, not the children the call has made.
     """
 
-    __slots__ = ("_head", "_n", "_rest")
+    __slots__ = ("_head", "_len", "_n", "_rest")
 
     def __init__(self, head: list[CallNode], n: int, rest: tuple[CallNode, ...]) -> None:
         self._head, self._n, self._rest = head, n, rest
+        self._len = n + len(rest)
 
     def __len__(self) -> int:
-        return self._n + len(self._rest)
+        return self._len
 
     @overload
     def __getitem__(self, index: int) -> CallNode: ...
@@ -86,11 +87,12 @@ class SharedChildren(Sequence["CallNode"]):
     def __getitem__(self, index: int | slice) -> CallNode | tuple[CallNode, ...]:
         if isinstance(index, slice):
             return tuple(self)[index] if index.step not in (None, 1) else self._slice(index)
-        n = self._n
-        i = index + len(self) if index < 0 else index
-        if not 0 <= i < len(self):
-            raise IndexError("children index out of range")
-        return self._head[i] if i < n else self._rest[i - n]
+        i = index + self._len if index < 0 else index
+        if 0 <= i < self._n:
+            return self._head[i]
+        if self._n <= i < self._len:
+            return self._rest[i - self._n]
+        raise IndexError("children index out of range")
 
     def _slice(self, index: slice) -> tuple[CallNode, ...]:
         start, stop, _ = index.indices(len(self))

@@ -187,7 +187,9 @@ class _Render:
             text = "\n".join(_item(body, indent))
         node.rendered[(indent, asked, self.oid)] = text
 
-    def finished_children(self, node: CallNode, indent: int) -> tuple[str, ...] | None:
+    def finished_children(
+        self, node: CallNode, indent: int, running_child: bool = False
+    ) -> tuple[str, ...] | None:
         """The released children of a running node, extended from the last render.
 
         Finished children are shared between snapshots and never change, so the
@@ -196,20 +198,23 @@ class _Render:
         is sealed onto the other once longer than ``_OPEN_LIMIT``, so a step
         copies about that much text rather than all finished children. None
         when a child not yet rendered is off the path or runs beside it: the
-        caller then renders the children one by one.
+        caller then renders the children one by one. ``running_child``: the
+        last child is the running one on the frame's path.
         """
         kids = node.children
-        last_runs = bool(kids) and kids[-1].status is Status.RUNNING and not kids[-1].detached
-        n = len(kids) - (1 if last_runs else 0)
+        n = len(kids) - running_child
         key = (node.call_id, indent, self.oid)
         hit = _prefix.get(key)
+        if hit is not None and hit[0] == n and n and kids[n - 1] is hit[1]:
+            return hit[4]  # no child finished since: the very pieces of the last render
         start, sealed, text = 0, "", ""
         if hit is not None and 0 < hit[0] <= n and kids[hit[0] - 1] is hit[1]:
             start, sealed, text = hit[0], hit[2], hit[3]
         if start < n:
-            if any(k.off_path or k.status is Status.RUNNING for k in kids[start:n]):
+            new_kids = kids[start:n]
+            if any(k.off_path or k.status is Status.RUNNING for k in new_kids):
                 return None
-            new = "\n".join(self.done(k, indent, "released") for k in kids[start:n])
+            new = "\n".join(self.done(k, indent, "released") for k in new_kids)
             if text:
                 before, text = text, f"{text}\n{new}"
                 pieces.extended.append((text, before))
@@ -222,11 +227,15 @@ class _Render:
                 else:
                     sealed = text
                 text = ""
-            _prefix[key] = (n, kids[n - 1], sealed, text)
+        shown = (
+            (sealed, text) if sealed and text else (sealed,) if sealed else (text,) if text else ()
+        )
+        if n:
+            _prefix[key] = (n, kids[n - 1], sealed, text, shown)
             _prefix.move_to_end(key)
             if len(_prefix) > _PREFIX_LIMIT:
                 _prefix.popitem(last=False)
-        return tuple(t for t in (sealed, text) if t)
+        return shown
 
     def running_header(self, node: CallNode, indent: int) -> str:
         """A running node's own lines. Under ``expose=io`` they depend on its name
@@ -275,14 +284,15 @@ class _Render:
         """One running node's lines; its running child (rendered next) and the lines after it."""
         inner = indent + 2
         out.append(self.running_header(node, indent))
-        last = node.children[-1] if node.children else None
+        kids = node.children
+        last = kids[-1] if kids else None
         rng = self.range
         running_child = last is not None and last.status is Status.RUNNING and not last.detached
         cap = rng.subcalls if not running_child else (-1 if rng.callers is None else rng.callers)
         if self.incremental and cap < 0:
-            if not node.children:
+            if last is None:
                 return None, []
-            finished = self.finished_children(node, inner + 2)
+            finished = self.finished_children(node, inner + 2, running_child)
             if finished is not None:
                 out.append(_children_line(inner))
                 out.extend(finished)
@@ -343,7 +353,9 @@ def _remember_options(options: TreeOptions, oid: int, incremental: bool) -> None
 
 _headers: dict[tuple[int, int, int], tuple[str | None, str, str]] = {}
 _PREFIX_LIMIT = 4096
-_prefix: OrderedDict[tuple[int, int, int], tuple[int, CallNode, str, str]] = OrderedDict()
+_prefix: OrderedDict[tuple[int, int, int], tuple[int, CallNode, str, str, tuple[str, ...]]] = (
+    OrderedDict()
+)
 #: The open piece of finished children is sealed past this many characters.
 _OPEN_LIMIT = 1 << 16
 
