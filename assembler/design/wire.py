@@ -196,31 +196,28 @@ class WireBuilder:
         # the last build: its emitted records and blocks, the wire, the names
         self._last: tuple[list[BlockRecord], list[WireBlock]] = ([], [])
         self._last_wire = Wire(())
-        self._names: tuple[str, ...] = ()
+        self._numbers: dict[int, Mark] = {}
 
     def build(self, assembly: Assembly) -> Wire:
         records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
         last_records, last_blocks = self._last
-        first = 0
-        if len(records) == len(last_records):
-            # the leading records that are the very records of the last build keep their
-            # blocks, breakpoints included (the same emitted records, the same marks)
-            same = list(map(is_, records, last_records))
-            first = same.index(False) if False in same else len(same)
-            if first == len(records):
-                return self._last_wire
-            names = self._names if first else tuple(r.name for r in records)
-            if first and any(
-                records[i].name != last_records[i].name for i in range(first, len(records))
-            ):
-                names, first = tuple(r.name for r in records), 0
-        else:
-            names = tuple(r.name for r in records)
+        # the leading records that are the very records of the last build keep their
+        # blocks, unless a breakpoint moved among them
+        same = list(map(is_, records, last_records))
+        first = same.index(False) if False in same else len(same)
+        if first == len(records) == len(last_records):
+            return self._last_wire
+        names = tuple(r.name for r in records)
         numbers = self._marks.get(names)
         if numbers is None:
             numbers = self._marks[names] = _marks(records, self.breakpoints, self.ttls)
+        before = self._numbers
+        if numbers is not before:
+            for i in numbers.keys() | before.keys():
+                if i < first and numbers.get(i) != before.get(i):
+                    first = i
         kept = self._blocks
-        blocks: list[WireBlock] = list(last_blocks[:first])
+        blocks: list[WireBlock] = last_blocks[:first]
         for i in range(first, len(records)):
             r = records[i]
             number, life = numbers.get(i, (None, None))
@@ -240,7 +237,7 @@ class WireBuilder:
             kept[r.name] = (text, number, block)
             blocks.append(block)
         wire = Wire(tuple(blocks))
-        self._last, self._last_wire, self._names = (records, blocks), wire, names
+        self._last, self._last_wire, self._numbers = (records, blocks), wire, numbers
         return wire
 
 
