@@ -11,7 +11,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import chain, islice
-from typing import overload
+from typing import TypeVar, overload
+
+T = TypeVar("T")
 
 
 class Expose(StrEnum):
@@ -62,18 +64,18 @@ class ToolUse:
     output: str | None = None
 
 
-class SharedChildren(Sequence["CallNode"]):
-    """A running call's children in a snapshot: the first ``n`` nodes of an
-    append-only list of its finished children, then the rest.
+class SharedPrefix(Sequence[T]):
+    """The first ``n`` items of an append-only list, then ``rest``: what a running
+    call holds in a snapshot (its finished children, its LLM exchanges, its tools).
 
-    A call's finished children only ever grow at the end of that list, so every
-    snapshot of the call shares one list instead of copying it: a snapshot costs
-    the children that changed, not the children the call has made.
+    Those lists only ever grow at their end, so every snapshot of the call shares
+    them instead of copying them: a snapshot costs what changed, not what the call
+    has done so far.
     """
 
     __slots__ = ("_head", "_len", "_n", "_rest")
 
-    def __init__(self, head: list[CallNode], n: int, rest: tuple[CallNode, ...]) -> None:
+    def __init__(self, head: list[T], n: int, rest: tuple[T, ...] = ()) -> None:
         self._head, self._n, self._rest = head, n, rest
         self._len = n + len(rest)
 
@@ -81,10 +83,10 @@ class SharedChildren(Sequence["CallNode"]):
         return self._len
 
     @overload
-    def __getitem__(self, index: int) -> CallNode: ...
+    def __getitem__(self, index: int) -> T: ...
     @overload
-    def __getitem__(self, index: slice) -> tuple[CallNode, ...]: ...
-    def __getitem__(self, index: int | slice) -> CallNode | tuple[CallNode, ...]:
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
         if isinstance(index, slice):
             return tuple(self)[index] if index.step not in (None, 1) else self._slice(index)
         i = index + self._len if index < 0 else index
@@ -94,7 +96,7 @@ class SharedChildren(Sequence["CallNode"]):
             return self._rest[i - self._n]
         raise IndexError("children index out of range")
 
-    def _slice(self, index: slice) -> tuple[CallNode, ...]:
+    def _slice(self, index: slice) -> tuple[T, ...]:
         start, stop, _ = index.indices(len(self))
         if stop <= start:
             return ()
@@ -103,14 +105,18 @@ class SharedChildren(Sequence["CallNode"]):
         rest = self._rest[max(start - n, 0) : stop - n] if stop > n else ()
         return head + rest
 
-    def __iter__(self) -> Iterator[CallNode]:
+    def __iter__(self) -> Iterator[T]:
         return chain(islice(self._head, self._n), self._rest)
 
-    def __reversed__(self) -> Iterator[CallNode]:
+    def __reversed__(self) -> Iterator[T]:
         return chain(reversed(self._rest), (self._head[i] for i in range(self._n - 1, -1, -1)))
 
     def __repr__(self) -> str:
-        return f"SharedChildren({list(self)!r})"
+        return f"SharedPrefix({list(self)!r})"
+
+
+#: A running call's children in a snapshot.
+SharedChildren = SharedPrefix["CallNode"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,9 +129,10 @@ class CallNode:
     input: str | None = None
     output: str | None = None
     key_output: str | None = None
-    children: Sequence[CallNode] = ()  # a tuple, or a running call's SharedChildren
-    llm: tuple[LLMExchange, ...] = ()
-    tools: tuple[ToolUse, ...] = ()
+    # tuples, or a running call's shared lists (SharedPrefix)
+    children: Sequence[CallNode] = ()
+    llm: Sequence[LLMExchange] = ()
+    tools: Sequence[ToolUse] = ()
     outcome: Outcome = Outcome.OK
     error: str | None = None  # why it failed; for the inspector, never for the model
     retry_of: int | None = None  # call_id of the failed attempt this call retries

@@ -15,6 +15,7 @@ an LLM call costs only the active path, not the number of calls made so far.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from assembler.design.calltree import (
@@ -23,6 +24,7 @@ from assembler.design.calltree import (
     LLMExchange,
     Outcome,
     SharedChildren,
+    SharedPrefix,
     Status,
     ToolUse,
 )
@@ -324,37 +326,43 @@ class CallTreeBuilder:
             at = self._open[at].parent
         return tuple(self._node(s, path) for s in self._roots)
 
-    def _children(self, call: _OpenCall, built: dict[int, CallNode]) -> SharedChildren:
-        """The finished head as kept, then the rest; open calls among it already ``built``."""
-        head = call.finished_head()
-        n = len(head)
-        rest = tuple(s if isinstance(s, CallNode) else built.pop(s) for s in call.slots[n:])
-        return SharedChildren(head, n, rest)
-
     def _node(self, slot: _Slot, path: set[int]) -> CallNode:
         """The node of a slot; open calls built children first from an explicit stack, as
         a chain of running calls may nest deeper than Python's recursion limit."""
         if isinstance(slot, CallNode):
             return slot
         built: dict[int, CallNode] = {}
-        stack: list[tuple[int, bool]] = [(slot, False)]
+        # (call, None) on the way down; (call, its slots after the finished head) on the way up
+        stack: list[tuple[int, list[_Slot] | None]] = [(slot, None)]
         while stack:
-            at, ready = stack.pop()
+            at, rest = stack.pop()
             call = self._open[at]
             on_path = at in path
-            if on_path and not ready:
-                stack.append((at, True))
+            if on_path and rest is None:
                 rest = call.slots[len(call.finished_head()) :]
-                stack.extend((s, False) for s in rest if not isinstance(s, CallNode))
+                stack.append((at, rest))
+                stack.extend((s, None) for s in rest if not isinstance(s, CallNode))
                 continue
+            if on_path:
+                assert rest is not None
+                head = call.head
+                children: SharedChildren | tuple[()] = SharedPrefix(
+                    head,
+                    len(head),
+                    tuple(s if isinstance(s, CallNode) else built.pop(s) for s in rest),
+                )
+                llm: Sequence[LLMExchange] = SharedPrefix(call.llm, len(call.llm))
+                tools: Sequence[ToolUse] = SharedPrefix(call.tools, len(call.tools))
+            else:
+                children, llm, tools = (), (), ()
             built[at] = CallNode(
                 call_id=call.call_id,
                 function=call.function,
                 status=Status.RUNNING,
                 input=call.input,
-                children=self._children(call, built) if on_path else (),
-                llm=tuple(call.llm) if on_path else (),
-                tools=tuple(call.tools) if on_path else (),
+                children=children,
+                llm=llm,
+                tools=tools,
                 retry_of=call.retry_of,
                 ref=call.ref,
                 detached=not on_path,
