@@ -10,6 +10,7 @@ and every later one.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -22,8 +23,8 @@ from assembler.cache.rules import (
 )
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.settings_salt import SECTIONS, changed_settings, level_salts
-from assembler.cache.simulation import CacheResult, block_states, name_kind
-from assembler.cache.store import ALIVE, EXPIRED, PENDING, CacheStore
+from assembler.cache.simulation import CacheResult, leading_same, name_kind, states_at
+from assembler.cache.store import NEVER, CacheStore, Scope, to_seconds
 from assembler.design.wire import WireBlock
 from assembler.errors import UsageError
 from assembler.sessions.model import RequestSettings
@@ -34,6 +35,40 @@ from assembler.sessions.model import RequestSettings
 def block_kind(block: WireBlock) -> str:
     """The content kind of a recorded block, from the importers' names ``messages[N] <kind> …``."""
     return name_kind(block.name)
+
+
+class _Sent:
+    """A request as the simulator keyed it. Per block: its tokens, the running total,
+    the key of the prefix ending there, its lookback position (counted from the
+    first block; a run of tool blocks shares one) and content kind; and the indices
+    of the marked and of the cacheable blocks. All of it depends only on the blocks
+    and the salts, so the next request keeps the part its identical leading blocks
+    share and works out only the rest."""
+
+    __slots__ = (
+        "blocks",
+        "cacheable",
+        "cum",
+        "hashes",
+        "kinds",
+        "marked",
+        "model",
+        "positions",
+        "salts",
+        "tokens",
+    )
+
+    def __init__(self, model: str, salts: tuple[int, int, int]) -> None:
+        self.model = model
+        self.salts = salts
+        self.blocks: tuple[WireBlock, ...] = ()
+        self.tokens: tuple[int, ...] = ()
+        self.cum: list[int] = []
+        self.hashes: list[int] = []
+        self.positions: list[int] = []
+        self.kinds: list[str] = []
+        self.marked: list[int] = []
+        self.cacheable: list[int] = []
 
 
 class AnthropicSimulator:
@@ -60,19 +95,11 @@ class AnthropicSimulator:
             r["availability"]["first_response_after"]
         ).total_seconds()
         self.automatic = automatic
-        # the previous request: model, blocks, tokens, running totals, prefix keys, salts, settings
-        self._last: (
-            tuple[
-                str,
-                tuple[WireBlock, ...],
-                tuple[int, ...],
-                list[int],
-                list[int],
-                tuple[int, int, int],
-            ]
-            | None
-        ) = None
-        self._settings: RequestSettings | None = None
+        self._last: _Sent | None = None  # the previous request
+        self._settings: RequestSettings | None = None  # and its settings, salts
+        self._salts = level_salts(None, invalidation_level)
+        self._lives: dict[str, tuple[float, float]] = {}  # lifetime name → (idle, max age) s
+        self._minimums: dict[str, int] = {}
 
     def minimum(self, model: str) -> int:
         return anthropic_minimum(model)
@@ -83,78 +110,162 @@ class AnthropicSimulator:
             raise UsageError(f"ttl: expected one of {', '.join(allowed)}, found {ttl!r}")
         return Retention.fixed(parse_duration(allowed[ttl]))
 
-    def breakpoints(self, blocks: Sequence[WireBlock]) -> list[int]:
-        marks = [i for i, b in enumerate(blocks) if b.breakpoint is not None]
-        if self.automatic and len(marks) < self.max_breakpoints:
-            last = max((i for i, b in enumerate(blocks) if b.cacheable), default=None)
-            if last is not None and last not in marks:
+    def _life(self, ttl: str) -> tuple[float, float]:
+        """A lifetime's idle time and maximum age in seconds, parsed once per name."""
+        life = self._lives.get(ttl)
+        if life is None:
+            ret = self._retention(ttl)
+            life = self._lives[ttl] = (to_seconds(ret.idle), to_seconds(ret.max_age))
+        return life
+
+    def _marks(self, marked: list[int], cacheable: list[int]) -> list[int]:
+        """The breakpoints used: the marked blocks (in automatic mode plus the last
+        cacheable one while a slot is free), at most ``max_breakpoints``."""
+        marks = marked
+        if self.automatic and len(marks) < self.max_breakpoints and cacheable:
+            last = cacheable[-1]
+            if last not in marks:
                 marks = sorted([*marks, last])
         return marks[: self.max_breakpoints]
 
-    def _prefix_keys(
-        self, blocks: Sequence[WireBlock], model: str, salts: tuple[int, int, int]
-    ) -> tuple[tuple[int, ...], list[int], list[int]]:
-        """Per block: its tokens, the running total and the key of the prefix ending there.
+    def breakpoints(self, blocks: Sequence[WireBlock]) -> list[int]:
+        marked = [i for i, b in enumerate(blocks) if b.breakpoint is not None]
+        return self._marks(marked, [i for i, b in enumerate(blocks) if b.cacheable])
 
-        The leading blocks that are the very objects of the previous request (an
-        unchanged system prompt) keep their figures; only the rest are measured.
-        A level's settings enter the key at its first block, so a changed setting
-        changes that level's keys and every later one.
+    def _position(self, position: int, before: str | None, kind: str) -> int:
+        """The lookback position of a block of ``kind`` right after one of ``before`` at
+        ``position``: a run of tool_use (or of tool_result) blocks is one position."""
+        return position if kind == before and kind in self.runs else position + 1
+
+    def _kind(self, block: WireBlock) -> str:
+        return block_kind(block) if self.runs else ""
+
+    def _window(self, blocks: Sequence[WireBlock], mark: int) -> int:
+        """The first block index inside ``mark``'s lookback (runs of tool blocks are one position)."""
+        positions: list[int] = []
+        position, kind = -1, None
+        for b in blocks[: mark + 1]:
+            position, kind = self._position(position, kind, k := self._kind(b)), k
+            positions.append(position)
+        return self._start(positions, mark)
+
+    def _start(self, positions: list[int], mark: int) -> int:
+        """The first block whose position lies within ``lookback`` of ``mark``'s (the
+        mark's own is the first)."""
+        return bisect_left(positions, positions[mark] - self.lookback + 1, 0, mark)
+
+    def _keyed(self, blocks: Sequence[WireBlock], model: str, salts: tuple[int, int, int]) -> _Sent:
+        """The request's per-block figures (see :class:`_Sent`).
+
+        The leading blocks that are the very objects of the previous request keep
+        their figures; only the rest are measured. A level's settings enter the key
+        at its first block, so a changed setting changes that level's keys and every
+        later one. The previous request's lists are cut and extended in place:
+        nothing else holds them (and it is forgotten until this one is complete).
         """
+        last, self._last = self._last, None
         same = 0
-        last = self._last
-        if last is not None and last[0] == model:
-            before = last[1]
-            n = min(len(before), len(blocks))
-            while same < n and blocks[same] is before[same]:
-                same += 1
-            if last[5] != salts:  # keys are kept only up to the first changed level
-                first = next(i for i in range(3) if last[5][i] != salts[i])
-                same = min(
+        if last is not None and last.model == model:
+            same = leading_same(blocks, last.blocks)
+            if last.salts != salts:  # keys are kept only up to the first changed level
+                first = next(i for i in range(3) if last.salts[i] != salts[i])
+                same = next(
+                    (i for i, b in enumerate(blocks[:same]) if SECTIONS[b.section] >= first),
                     same,
-                    next(
-                        (i for i, b in enumerate(blocks[:same]) if SECTIONS[b.section] >= first),
-                        same,
-                    ),
                 )
-        if same:
-            assert last is not None
-            tokens, cum, hashes = list(last[2][:same]), last[3][:same], last[4][:same]
-            running, h = cum[-1], hashes[-1]
-            section = blocks[same - 1].section
-        else:
-            tokens, cum, hashes = [], [], []
+            elif same == len(blocks) == len(last.blocks):
+                self._last = last
+                return last
+        if not same or last is None:
+            sent = _Sent(model, salts)
             running, h = 0, hash(("anthropic", model, salts[0]))
-            section = "tools"
-        measure = self.segmenter.measure
-        for b in blocks[same:]:
+            section, kind, position = "tools", None, -1
+        else:
+            sent = last
+            sent.salts = salts
+            cum, hashes, kinds, positions = sent.cum, sent.hashes, sent.kinds, sent.positions
+            del cum[same:], hashes[same:], kinds[same:], positions[same:]
+            del sent.marked[bisect_left(sent.marked, same) :]
+            del sent.cacheable[bisect_left(sent.cacheable, same) :]
+            running, h, kind, position = cum[-1], hashes[-1], kinds[-1], positions[-1]
+            section = blocks[same - 1].section
+        cum, hashes, kinds, positions = sent.cum, sent.hashes, sent.kinds, sent.positions
+        measure, tokens = self.segmenter.measure, []
+        for i in range(same, len(blocks)):
+            b = blocks[i]
             if b.section != section:
                 section = b.section
                 h = hash((h, salts[SECTIONS[section]]))
             n, fingerprint = measure(b)
             running += n
-            h = hash((h, b.section, fingerprint))
+            h = hash((h, section, fingerprint))
+            k = self._kind(b)
+            position, kind = self._position(position, kind, k), k
             tokens.append(n)
             cum.append(running)
             hashes.append(h)
-        kept = tuple(tokens)
-        self._last = (model, tuple(blocks), kept, cum, hashes, salts)
-        return kept, cum, hashes
+            kinds.append(k)
+            positions.append(position)
+            if b.breakpoint is not None:
+                sent.marked.append(i)
+            if b.cacheable:
+                sent.cacheable.append(i)
+        sent.tokens = sent.tokens[:same] + tuple(tokens)
+        sent.blocks = tuple(blocks)
+        self._last = sent
+        return sent
 
-    def _window(self, blocks: Sequence[WireBlock], mark: int) -> int:
-        """The first block index inside ``mark``'s lookback (runs of tool blocks are one position)."""
-        runs = self.runs
-        position, i = 1, mark
-        kind = block_kind(blocks[mark]) if runs else ""
-        while i > 0:
-            prev = block_kind(blocks[i - 1]) if runs else ""
-            if not (prev == kind and prev in runs):
-                position += 1
-                if position > self.lookback:
+    def _lookup(
+        self,
+        sent: _Sent,
+        eligible: list[int],
+        life: list[str],
+        scope: Scope,
+        now: float,
+        default: str,
+    ) -> tuple[int, str, int, int, bool]:
+        """The hit (the longest entry alive within a mark's lookback) and the lifetime of
+        the first mark whose lookback holds it; the last expired and the last pending
+        entry seen in the lookbacks; whether an alive entry longer than the hit lay
+        before some mark's lookback.
+
+        The marks are walked from the last: a lookback ends at its mark and the walk
+        down from a mark stops at the first alive entry, so once a hit is found no
+        mark before it can find a longer one, and every entry past the hit has been
+        seen. A mark at or after the hit still walks down to it: if its lookback
+        holds the hit, that mark comes first and its lifetime is the hit's.
+        """
+        hashes, positions = sent.hashes, sent.positions
+        # an entry's state, inlined (Scope.state): alive, expired, or written but not
+        # yet readable (pending); a key never written is passed over
+        expiry, readable = scope.expires.get, scope.ready.get
+        hit, hit_life, expired_at, pending_at = -1, default, -1, -1
+        missed: list[int] = []  # the lookback starts of marks that found nothing
+        for k in range(len(eligible) - 1, -1, -1):
+            mark = eligible[k]
+            if mark < hit:
+                break
+            start = self._start(positions, mark)
+            for pos in range(mark, max(start, hit) - 1, -1):
+                expires = expiry(hashes[pos])
+                if expires is None:
+                    continue
+                if expires <= now:
+                    expired_at = max(expired_at, pos)
+                elif readable(hashes[pos], NEVER) >= now:
+                    pending_at = max(pending_at, pos)
+                else:
+                    hit, hit_life = pos, life[k]
                     break
-            kind = prev
-            i -= 1
-        return i
+            else:
+                if start > 0:
+                    missed.append(start)
+        for start in missed:  # an alive entry longer than the hit that no lookback reached
+            for pos in range(start - 1, hit, -1):
+                expires = expiry(hashes[pos])
+                if expires is not None and expires > now and readable(hashes[pos], NEVER) < now:
+                    return hit, hit_life, expired_at, pending_at, True
+        return hit, hit_life, expired_at, pending_at, False
 
     def request(
         self,
@@ -169,67 +280,66 @@ class AnthropicSimulator:
         """``ttl`` is this request's own write lifetime (a recorded request's bill), if known;
         a breakpoint with a lifetime of its own writes for that long, at that rate."""
         default = ttl or self.ttl
-        lives = {default: self.retention if ttl is None else self._retention(ttl)}
-        salts = level_salts(settings, invalidation_level)
-        changes = changed_settings(self._settings, settings, invalidation_level)
+        lives = self._lives
+        if default not in lives:  # an unknown lifetime is an error even when nothing is written
+            self._life(default)
+        before = self._settings
+        if settings is before or settings == before:  # equal settings: equal salts
+            changes: tuple[tuple[str, str, str], ...] = ()
+        else:
+            changes = changed_settings(before, settings, invalidation_level)
+            self._salts = level_salts(settings, invalidation_level)
         self._settings = settings
-        tokens, cum, hashes = self._prefix_keys(blocks, model, salts)
+        sent = self._keyed(blocks, model, self._salts)
+        cum, hashes = sent.cum, sent.hashes
         scope = store.scope("anthropic", model)
         now = at.timestamp()
         started = settings.response_started if settings is not None else None
         ready = started.timestamp() if started is not None else now + self.first_response_after
-        minimum = self.minimum(model)
-        marks = self.breakpoints(blocks)
+        minimum = self._minimums.get(model)
+        if minimum is None:
+            minimum = self._minimums[model] = self.minimum(model)
+        marks = self._marks(sent.marked, sent.cacheable)
         eligible = [i for i in marks if cum[i] >= minimum]
-        hit, expired_at, pending_at, beyond = -1, -1, -1, -1
-        life = {m: blocks[m].ttl or default for m in eligible}
-        for name in set(life.values()) - set(lives):
-            lives[name] = self._retention(name)
-        hit_life = default
-        for mark in eligible:
-            start = self._window(blocks, mark)
-            found = False
-            for pos in range(mark, start - 1, -1):
-                state = scope.state(hashes[pos], now)
-                if state == ALIVE:
-                    if pos > hit:
-                        hit, hit_life = pos, life[mark]
-                    found = True
-                    break
-                if state == EXPIRED:
-                    expired_at = max(expired_at, pos)
-                elif state == PENDING:
-                    pending_at = max(pending_at, pos)
-            if not found and start > 0:  # an entry the lookback cannot reach
-                for pos in range(start - 1, hit, -1):
-                    if scope.state(hashes[pos], now) == ALIVE:
-                        beyond = max(beyond, pos)
-                        break
+        life = [blocks[m].ttl or default for m in eligible]
+        for name in life:
+            if name not in lives:
+                self._life(name)
+        hit, hit_life, expired_at, pending_at, unreachable = self._lookup(
+            sent, eligible, life, scope, now, default
+        )
+        expiry, readable = scope.expires.get, scope.ready.get
         read = cum[hit] if hit >= 0 else 0
-        if hit >= 0:  # every hit refreshes the entry's lifetime
-            scope.put(hashes[hit], now, lives[hit_life])
+        put = scope.put_for
+        if hit >= 0 and hit not in eligible:  # every hit refreshes the entry's lifetime
+            put(hashes[hit], now, *lives[hit_life])  # (a mark's own below, for its lifetime)
         last_written = last_hour = hit
-        for mark in eligible:
-            if mark > hit or scope.state(hashes[mark], now) == ALIVE:
-                scope.put(hashes[mark], now, lives[life[mark]], ready)
+        for mark, name in zip(eligible, life, strict=True):
             if mark > hit:
+                put(hashes[mark], now, *lives[name], ready)
                 last_written = mark
-                if life[mark] == "1h":
+                if name == "1h":
                     last_hour = mark
+            elif (
+                (expires := expiry(key := hashes[mark])) is not None
+                and expires > now
+                and readable(key, NEVER) < now
+            ):
+                put(key, now, *lives[name], ready)
         write = cum[last_written] - read if last_written > hit else 0
         # written up to the last 1h mark is billed at the 1h rate, the rest at 5m
         write_1h = cum[last_hour] - read if last_hour > hit else 0
         total = cum[-1] if cum else 0
-        states, full = block_states(tokens, read, write)
+        states, full = states_at(cum, read, write)
         cause = None
-        if beyond > hit:
+        if unreachable:
             cause = "lookback_exceeded"
         elif pending_at > hit:
             cause = "concurrent_cold_write"
         elif changes:
             cause = "setting_changed"
         notes: tuple[str, ...] = ()
-        marked = sum(b.breakpoint is not None for b in blocks)
+        marked = len(sent.marked)
         if self.automatic and marked >= self.max_breakpoints:
             notes = ("automatic caching found all 4 breakpoint slots taken by explicit markers",)
         if marked > self.max_breakpoints:
@@ -242,7 +352,7 @@ class AnthropicSimulator:
             total=total,
             read=read,
             write=write,
-            block_tokens=tokens,
+            block_tokens=sent.tokens,
             block_cache=states,
             expired=expired_at > hit,
             below_minimum=bool(marks) and not eligible,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import accumulate
+from operator import is_
 from typing import Protocol
 
 from assembler.cache.store import CacheStore
@@ -69,17 +72,33 @@ def cache_key(settings: RequestSettings | None, default: str) -> str:
 
 def block_states(tokens: Sequence[int], read: int, write: int) -> tuple[tuple[str, ...], int]:
     """Per block: read if it lies inside the read prefix, write if it starts inside the written part."""
-    states: list[str] = []
-    start = 0
-    full = 0
-    for n in tokens:
-        end = start + n
-        if end <= read and (n > 0 or start < read):
-            states.append(READ)
-            full += 1
-        elif start < read + write:
-            states.append(WRITE)
-        else:
-            states.append(UNCACHED)
-        start = end
-    return tuple(states), full
+    return states_at(list(accumulate(tokens)), read, write)
+
+
+def states_at(ends: Sequence[int], read: int, write: int) -> tuple[tuple[str, ...], int]:
+    """:func:`block_states` from the blocks' running token totals (``ends[i]``: the
+    tokens up to and including block ``i``), and how many leading blocks are read.
+
+    A block is read when it ends inside the read prefix, except a block of no
+    tokens at its very end (it starts there, not inside); a later one is written
+    when it starts before ``read + write``. Both are runs found by bisection, so
+    the states are built at C speed whatever the number of blocks.
+    """
+    n = len(ends)
+    first = bisect_left(ends, read)  # blocks before it end strictly inside the read
+    full = first + 1 if read > 0 and first < n and ends[first] == read else first
+    # block i starts at ends[i - 1]: those starting before the written part's end
+    limit = read + write
+    written = (bisect_left(ends, limit, 0, n - 1) + 1 if limit > 0 else 0) if n else 0
+    written = max(written, full)
+    return (READ,) * full + (WRITE,) * (written - full) + (UNCACHED,) * (n - written), full
+
+
+def leading_same(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many leading items of ``a`` are the very objects of ``b`` (by identity, at C
+    speed: equal-but-distinct blocks are never compared by content here)."""
+    flags = list(map(is_, a, b))
+    try:
+        return flags.index(False)
+    except ValueError:
+        return len(flags)

@@ -77,11 +77,18 @@ class Scope:
         A new entry is readable only by requests that start after ``ready`` (the
         writer's first response; default its start). For breakpoint caches
         (Anthropic), whose scopes never hold a path."""
-        until = now + to_seconds(ret.idle)
+        self.put_for(key, now, to_seconds(ret.idle), to_seconds(ret.max_age), ready)
+
+    def put_for(
+        self, key: int, now: float, idle: float, age: float, ready: float | None = None
+    ) -> None:
+        """:meth:`put` with the retention in seconds (a caller writing many entries
+        converts it once)."""
+        until = now + idle
         if self.expires.get(key, NEVER) > now:
             self.expires[key] = min(until, self.hard[key])
             return
-        limit = self.hard[key] = now + to_seconds(ret.max_age)
+        limit = self.hard[key] = now + age
         self.expires[key] = min(until, limit)
         self.ready[key] = now if ready is None else ready
 

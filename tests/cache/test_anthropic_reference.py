@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -218,9 +219,7 @@ class Reference:
         )
 
 
-def reference_states(
-    tokens: Sequence[int], read: int, write: int
-) -> tuple[tuple[str, ...], int]:
+def reference_states(tokens: Sequence[int], read: int, write: int) -> tuple[tuple[str, ...], int]:
     """Block by block: read if it lies inside the read prefix (a block of no tokens
     only if it starts inside it), write if it starts inside the written part."""
     states: list[str] = []
@@ -254,45 +253,57 @@ SETTINGS = [
 ]
 MODELS = ("claude-sonnet-4-5", "claude-opus-4-7")
 
-# One request: message blocks appended (their kinds), trailing messages dropped,
-# trailing messages rewritten (as new objects) and whether with their old text,
-# whether a system block changes, the marks (None: tools, last system block and
-# last message; else block positions, each with its own lifetime), the settings
-# (-1: the previous request's), seconds since the previous request, the model and the request's write lifetime.
-STEP = st.tuples(
-    st.one_of(
-        st.lists(st.sampled_from(KINDS), max_size=4),
-        st.lists(st.sampled_from(KINDS), max_size=4),
-        st.lists(st.sampled_from(KINDS), min_size=15, max_size=30),  # past the lookback
+
+@dataclass(frozen=True)
+class Step:
+    """One request of a random sequence."""
+
+    grow: list[str]  # the kinds of the message blocks appended
+    drop: int  # trailing messages dropped
+    rewrite: int  # trailing messages rewritten, as new objects
+    same_text: bool  # … with their old text
+    system_change: bool  # a system block changes
+    # None: marks on the tools, the last system block and the last message; else
+    # block positions (modulo the count), each with its own lifetime
+    marks: list[tuple[int, str | None]] | None
+    last_ttl: str | None  # the lifetime of the mark on the last message
+    settings: int  # an index into SETTINGS; -1: the previous request's
+    gap: float  # seconds since the previous request
+    model: int
+    write_ttl: str | None  # the request's own write lifetime (a recorded bill)
+    resend: int  # > 0: the previous request's blocks less that many at the end, as they were
+
+
+# a few blocks; runs of text blocks around the lookback's 20 positions; long runs
+# of tool_use then tool_result blocks (two positions); a random mix
+GROW = st.one_of(
+    st.lists(st.sampled_from(KINDS), max_size=4),
+    st.lists(st.sampled_from(KINDS), max_size=4),
+    st.integers(17, 21).map(lambda n: ["text"] * n),
+    st.tuples(st.integers(1, 25), st.integers(1, 25)).map(
+        lambda n: ["tool_use"] * n[0] + ["tool_result"] * n[1]
     ),
-    st.integers(0, 2),
-    st.integers(0, 3),
-    st.booleans(),
-    st.sampled_from([False, False, False, True]),
-    st.one_of(
+    st.lists(st.sampled_from(KINDS), min_size=15, max_size=30),
+)
+STEP = st.builds(
+    Step,
+    grow=GROW,
+    drop=st.sampled_from([0, 0, 0, 1, 2]),
+    rewrite=st.sampled_from([0, 0, 0, 1, 2, 3]),
+    same_text=st.booleans(),
+    system_change=st.sampled_from([False, False, False, True]),
+    marks=st.one_of(
         st.none(),
         st.none(),
         st.lists(st.tuples(st.integers(0, 60), st.sampled_from([None, "5m", "1h"])), max_size=6),
     ),
-    st.sampled_from([None, None, "5m", "1h"]),
-    st.one_of(st.just(-1), st.just(-1), st.just(-1), st.integers(0, len(SETTINGS) - 1)),
-    st.sampled_from(GAPS),
-    st.sampled_from([0, 0, 0, 1]),
-    st.sampled_from([None, None, "5m", "1h"]),
+    last_ttl=st.sampled_from([None, None, "5m", "1h"]),
+    settings=st.one_of(st.just(-1), st.just(-1), st.just(-1), st.integers(0, len(SETTINGS) - 1)),
+    gap=st.sampled_from(GAPS),
+    model=st.sampled_from([0, 0, 0, 1]),
+    write_ttl=st.sampled_from([None, None, "5m", "1h"]),
+    resend=st.sampled_from([0, 0, 0, 0, 0, 1, 2]),
 )
-Step = tuple[
-    list[str],
-    int,
-    int,
-    bool,
-    bool,
-    list[tuple[int, str | None]] | None,
-    str | None,
-    int,
-    float,
-    int,
-    str | None,
-]
 
 
 class Conversation:
@@ -318,26 +329,27 @@ class Conversation:
 
     def message(self, i: int, kind: str, same: WireBlock | None = None) -> WireBlock:
         role = "assistant" if kind == "tool_use" else "user"
-        b = self.block(f"messages[{i}] {kind} {i}", Placement.HISTORY, kind, same.text if same else "")
+        b = self.block(
+            f"messages[{i}] {kind} {i}", Placement.HISTORY, kind, same.text if same else ""
+        )
         return dataclasses.replace(b, role=role, cacheable=kind != "text" or i % 3 != 0)
 
     def step(self, step: Step) -> list[WireBlock]:
-        grow, drop, rewrite, same_text, system_change, marks, last_ttl = step[:7]
-        del self.messages[max(0, len(self.messages) - drop) :]
-        for k in range(max(0, len(self.messages) - rewrite), len(self.messages)):
+        del self.messages[max(0, len(self.messages) - step.drop) :]
+        for k in range(max(0, len(self.messages) - step.rewrite), len(self.messages)):
             old = self.messages[k]
             kind = old.name.split(" ")[1]
-            self.messages[k] = self.message(k, kind, old if same_text else None)
-        for kind in grow:
+            self.messages[k] = self.message(k, kind, old if step.same_text else None)
+        for kind in step.grow:
             self.messages.append(self.message(len(self.messages), kind))
-        if system_change:
+        if step.system_change:
             self.system[1] = self.block("system 1", Placement.SYSTEM, "system")
         blocks = [self.tools, *self.system, *self.messages]
         want: dict[int, str | None]
-        if marks is None:
-            want = {0: None, len(self.system): None, len(blocks) - 1: last_ttl}
+        if step.marks is None:
+            want = {0: None, len(self.system): None, len(blocks) - 1: step.last_ttl}
         else:
-            want = {p % len(blocks): t for p, t in marks}
+            want = {p % len(blocks): t for p, t in step.marks}
         out = []
         for i, b in enumerate(blocks):
             bp, ttl = (i + 1, want[i]) if i in want else (None, None)
@@ -357,6 +369,39 @@ class Conversation:
             self.messages[i - 1 - len(self.system)] = b
 
 
+def replay(
+    steps: Sequence[Step],
+    sizes: list[int],
+    text_blocks: bool = False,
+    ttl: str | None = None,
+    automatic: bool = False,
+) -> list[CacheResult]:
+    """Each request's result, asserted equal to the reference's."""
+    conv = Conversation(sizes, text_blocks)
+    sim = AnthropicSimulator(Segmenter(counter("o200k_base")), ttl, automatic=automatic)
+    ref = Reference(ttl, automatic)
+    store = CacheStore()
+    at = T0
+    recorded: RequestSettings | None = None
+    blocks: list[WireBlock] = []
+    results = []
+    for step in steps:
+        if step.resend and len(blocks) > step.resend:
+            blocks = blocks[: -step.resend]
+        else:
+            blocks = conv.step(step)
+        at += timedelta(seconds=step.gap)
+        recorded = recorded if step.settings < 0 else SETTINGS[step.settings]
+        if recorded is not None and recorded.response_started is not None:
+            recorded = dataclasses.replace(recorded, response_started=at + timedelta(seconds=1.5))
+        model = MODELS[step.model]
+        want = ref.request(blocks, model, at, recorded, step.write_ttl)
+        got = sim.request(blocks, model, at, store, recorded, ttl=step.write_ttl)
+        assert got == want
+        results.append(got)
+    return results
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     steps=st.lists(STEP, min_size=1, max_size=30),
@@ -368,22 +413,42 @@ class Conversation:
 def test_simulator_gives_what_the_reference_gives(
     steps: list[Step], sizes: list[int], text_blocks: bool, ttl: str | None, automatic: bool
 ) -> None:
-    conv = Conversation(sizes, text_blocks)
-    sim = AnthropicSimulator(Segmenter(counter("o200k_base")), ttl, automatic=automatic)
-    ref = Reference(ttl, automatic)
-    store = CacheStore()
-    at = T0
-    recorded: RequestSettings | None = None
-    for step in steps:
-        blocks = conv.step(step)
-        choice, gap, model, write_ttl = step[7], step[8], MODELS[step[9]], step[10]
-        at += timedelta(seconds=gap)
-        recorded = recorded if choice < 0 else SETTINGS[choice]
-        if recorded is not None and recorded.response_started is not None:
-            recorded = dataclasses.replace(recorded, response_started=at + timedelta(seconds=1.5))
-        want = ref.request(blocks, model, at, recorded, write_ttl)
-        got = sim.request(blocks, model, at, store, recorded, ttl=write_ttl)
-        assert got == want
+    replay(steps, sizes, text_blocks, ttl, automatic)
+
+
+def step(**changes: object) -> Step:
+    """A request that sends the history as it stands, a second after the previous one."""
+    plain = Step([], 0, 0, False, False, None, None, -1, 1, 0, None, 0)
+    return dataclasses.replace(plain, **changes)
+
+
+@pytest.mark.parametrize(
+    ("grow", "reaches"),
+    [
+        (["text"] * 19, True),  # the previous last message is the 20th position back
+        (["text"] * 20, False),
+        (["tool_use"] * 12 + ["tool_result"] * 12 + ["text"] * 17, True),  # 19 positions
+        (["tool_use"] * 12 + ["tool_result"] * 12 + ["text"] * 18, False),
+        (["tool_use", "tool_result"] * 10, False),  # runs of one block: 20 positions
+    ],
+)
+def test_the_lookback_edge_as_the_reference_walks_it(grow: list[str], reaches: bool) -> None:
+    first, second = replay([step(grow=["text"] * 3), step(grow=grow)], [400])
+    assert (second.read == first.write, second.cause) == (
+        (True, None) if reaches else (False, "lookback_exceeded")
+    )
+
+
+def test_a_hit_found_through_a_later_marks_window_is_refreshed_for_that_marks_lifetime() -> None:
+    results = replay(
+        [
+            step(grow=["text"] * 3, last_ttl="1h"),
+            step(grow=["text"] * 2, last_ttl="1h"),  # reads the 1h entry, refreshed for 1h
+            step(rewrite=2, gap=600, last_ttl="1h"),  # past 5 minutes: still there
+        ],
+        [400],
+    )
+    assert results[2].read == results[0].write
 
 
 @settings(max_examples=300, deadline=None)
