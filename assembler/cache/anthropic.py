@@ -100,6 +100,7 @@ class AnthropicSimulator:
         self._salts = level_salts(None, invalidation_level)
         self._lives: dict[str, tuple[float, float]] = {}  # lifetime name → (idle, max age) s
         self._minimums: dict[str, int] = {}
+        self._kinds: dict[str, str] = {}  # block name → content kind
 
     def minimum(self, model: str) -> int:
         return anthropic_minimum(model)
@@ -132,22 +133,29 @@ class AnthropicSimulator:
         marked = [i for i, b in enumerate(blocks) if b.breakpoint is not None]
         return self._marks(marked, [i for i, b in enumerate(blocks) if b.cacheable])
 
-    def _position(self, position: int, before: str | None, kind: str) -> int:
-        """The lookback position of a block of ``kind`` right after one of ``before`` at
-        ``position``: a run of tool_use (or of tool_result) blocks is one position."""
-        return position if kind == before and kind in self.runs else position + 1
-
-    def _kind(self, block: WireBlock) -> str:
-        return block_kind(block) if self.runs else ""
+    def _positions(
+        self, blocks: Sequence[WireBlock], kind: str | None, position: int
+    ) -> tuple[list[str], list[int]]:
+        """The content kinds and lookback positions of ``blocks`` following a block of
+        ``kind`` at ``position``: a run of tool_use (or of tool_result) blocks is one
+        position, any other block one of its own."""
+        runs, known = self.runs, self._kinds
+        kinds: list[str] = []
+        positions: list[int] = []
+        for b in blocks:
+            k = known.get(b.name)
+            if k is None:
+                k = known[b.name] = block_kind(b) if runs else ""
+            if not (k == kind and k in runs):
+                position += 1
+            kind = k
+            kinds.append(k)
+            positions.append(position)
+        return kinds, positions
 
     def _window(self, blocks: Sequence[WireBlock], mark: int) -> int:
         """The first block index inside ``mark``'s lookback (runs of tool blocks are one position)."""
-        positions: list[int] = []
-        position, kind = -1, None
-        for b in blocks[: mark + 1]:
-            position, kind = self._position(position, kind, k := self._kind(b)), k
-            positions.append(position)
-        return self._start(positions, mark)
+        return self._start(self._positions(blocks[: mark + 1], None, -1)[1], mark)
 
     def _start(self, positions: list[int], mark: int) -> int:
         """The first block whose position lies within ``lookback`` of ``mark``'s (the
@@ -165,6 +173,7 @@ class AnthropicSimulator:
         """
         last, self._last = self._last, None
         same = 0
+        kind: str | None  # the kind of the last block kept
         if last is not None and last.model == model:
             same = leading_same(blocks, last.blocks)
             if last.salts != salts:  # keys are kept only up to the first changed level
@@ -189,7 +198,7 @@ class AnthropicSimulator:
             del sent.cacheable[bisect_left(sent.cacheable, same) :]
             running, h, kind, position = cum[-1], hashes[-1], kinds[-1], positions[-1]
             section = blocks[same - 1].section
-        cum, hashes, kinds, positions = sent.cum, sent.hashes, sent.kinds, sent.positions
+        cum, hashes = sent.cum, sent.hashes
         measure, tokens = self.segmenter.measure, []
         for i in range(same, len(blocks)):
             b = blocks[i]
@@ -199,17 +208,16 @@ class AnthropicSimulator:
             n, fingerprint = measure(b)
             running += n
             h = hash((h, section, fingerprint))
-            k = self._kind(b)
-            position, kind = self._position(position, kind, k), k
             tokens.append(n)
             cum.append(running)
             hashes.append(h)
-            kinds.append(k)
-            positions.append(position)
             if b.breakpoint is not None:
                 sent.marked.append(i)
             if b.cacheable:
                 sent.cacheable.append(i)
+        kinds, positions = self._positions(blocks[same:], kind, position)
+        sent.kinds += kinds
+        sent.positions += positions
         sent.tokens = sent.tokens[:same] + tuple(tokens)
         sent.blocks = tuple(blocks)
         self._last = sent

@@ -15,8 +15,8 @@ from datetime import datetime
 
 from assembler.cache.rules import openai_retention, rules
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import CacheResult, block_states, cache_key
-from assembler.cache.store import ALIVE, EXPIRED, CacheStore
+from assembler.cache.simulation import CacheResult, cache_key, leading_same, states_at
+from assembler.cache.store import ALIVE, EXPIRED, CacheStore, common_length
 from assembler.design.wire import WireBlock
 from assembler.sessions.model import RequestSettings
 
@@ -33,7 +33,14 @@ class BreakpointSimulator:
         self.min_tokens = int(r["min_tokens"]["value"])
         self.max_writes = int(r["breakpoints"]["max_writes_per_request"])
         self.considered = int(r["breakpoints"]["breakpoints_considered"])
-        self._last_keys: list[int] = []
+        # the previous request: model, blocks, and per block tokens, running totals, keys
+        self._last: tuple[str, tuple[WireBlock, ...], list[int], list[int], list[int]] = (
+            "",
+            (),
+            [],
+            [],
+            [],
+        )
         self._last_key: str | None = None
 
     def minimum(self, model: str) -> int:
@@ -51,6 +58,27 @@ class BreakpointSimulator:
                 marks.add(latest)
         return sorted(marks)
 
+    def _keyed(
+        self, blocks: Sequence[WireBlock], model: str
+    ) -> tuple[list[int], list[int], list[int], int]:
+        """Per block: its tokens, the running total and the key of the prefix ending
+        there; and how many leading blocks are the very objects of the previous
+        request, whose figures are kept (only the rest are measured)."""
+        last_model, last_blocks, last_tokens, last_cum, last_keys = self._last
+        same = leading_same(blocks, last_blocks) if last_model == model else 0
+        tokens, cum, keys = last_tokens[:same], last_cum[:same], last_keys[:same]
+        h, running = (keys[-1], cum[-1]) if same else (hash(("openai-breakpoints", model)), 0)
+        measure = self.segmenter.measure
+        for b in blocks[same:]:
+            n, fingerprint = measure(b)
+            running += n
+            h = hash((h, b.section, fingerprint))
+            tokens.append(n)
+            cum.append(running)
+            keys.append(h)
+        self._last = (model, tuple(blocks), tokens, cum, keys)
+        return tokens, cum, keys, same
+
     def request(
         self,
         blocks: Sequence[WireBlock],
@@ -67,17 +95,9 @@ class BreakpointSimulator:
         requested = None if settings is None else settings.cache_ttl or settings.retention
         retention = openai_retention(model, requested)
         now = at.timestamp()
-        tokens: list[int] = []
-        cum: list[int] = []
-        keys: list[int] = []
-        h, running = hash(("openai-breakpoints", model)), 0
-        for b in blocks:
-            n, fingerprint = self.segmenter.measure(b)
-            running += n
-            h = hash((h, b.section, fingerprint))
-            tokens.append(n)
-            cum.append(running)
-            keys.append(h)
+        before = self._last[4]
+        tokens, cum, keys, same = self._keyed(blocks, model)
+        running = cum[-1] if cum else 0
         marks = [i for i in self.breakpoints(blocks, mode) if cum[i] >= self.min_tokens]
         recent = set(scope.recent)
         hit, expired_at = -1, -1
@@ -100,17 +120,13 @@ class BreakpointSimulator:
             scope.recent = [*scope.recent, *fresh][-self.considered :]
         write = cum[written[-1]] - read if written else 0
         # a stable prefix this request shares with the previous one, left unread
-        shared = 0
-        last = self._last_keys
-        while shared < min(len(last), len(keys)) and last[shared] == keys[shared]:
-            shared += 1
-        self._last_keys = keys
+        shared = common_length(before, keys, same)
         cause = None
         if moved:
             cause = "cache_key_changed"
         elif shared and cum[shared - 1] > read and expired_at <= hit:
             cause = "breakpoint_mismatch"
-        states, full = block_states(tokens, read, write)
+        states, full = states_at(cum, read, write)
         return CacheResult(
             total=running,
             read=read,

@@ -17,7 +17,7 @@ from datetime import datetime
 from assembler.cache.rules import Retention, _default_retention, rules
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.simulation import CacheResult, block_states
-from assembler.cache.store import ALIVE, EXPIRED, CacheStore, common_length
+from assembler.cache.store import NEVER, CacheStore, common_length
 from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.design.wire import WireBlock
 from assembler.sessions.model import RequestSettings
@@ -45,10 +45,12 @@ class PrefixUnitSimulator(TokenPrefixSimulator):
         ret = self.retention or _default_retention("deepseek")
         minimum = self.minimum(model)
         prev, prev_at, self._last_at = self._last, self._last_at, now
-        keys, cums, block_tokens, _ = self._keys(blocks, model)
+        keys, cums, block_tokens, known = self._keys(blocks, model)
         sent = self._last
         assert sent is not None
-        shared = common_length(prev.keys, keys) if prev is not None and prev.model == model else 0
+        shared = (
+            common_length(prev.keys, keys, known) if prev is not None and prev.model == model else 0
+        )
         if prev is not None and shared == len(prev.keys):
             # the previous request's answer, sent back right after its input, is a unit
             j = len(prev.ends)
@@ -57,13 +59,19 @@ class PrefixUnitSimulator(TokenPrefixSimulator):
             if j > len(prev.ends) and cums[sent.ends[j - 1] - 1] >= minimum:
                 scope.put(keys[sent.ends[j - 1] - 1], prev_at, ret)
         read, expired = 0, False
-        for i in range(len(keys) - 1, -1, -1):  # the longest unit fully matched
-            state = scope.state(keys[i], now)
-            if state == ALIVE:
+        # the longest unit fully matched: Scope.state inlined, as this walks every
+        # segment back from the end until one is stored and readable
+        expiry, readable = scope.expires.get, scope.ready.get
+        for i in range(len(keys) - 1, -1, -1):
+            expires = expiry(keys[i])
+            if expires is None:
+                continue
+            if expires <= now:
+                expired = True
+            elif readable(keys[i], NEVER) < now:
                 read = cums[i]
                 scope.put(keys[i], now, ret)
                 break
-            expired = expired or state == EXPIRED
         total = cums[-1] if cums else 0
         units = [len(keys) - 1] if keys else []
         if prev is not None and 0 < shared < min(len(keys), len(prev.keys)):

@@ -135,11 +135,12 @@ class Scope:
             hard, floor = path.hard, path.floor  # the old path is replaced: reuse its lists
             del hard[shared:], floor[shared:]
             if read.dead_at < shared:  # shared entries that had expired are written anew
-                if path.touched + path.idle <= now:
-                    hard = [limit] * shared
-                else:
-                    hard = [h if h > now else limit for h in hard]
-                floor = []
+                if path.touched + path.idle <= now:  # all of them
+                    hard, floor = [limit] * shared, [-limit] * shared
+                else:  # those from the first past its hard limit on (the ones before are alive)
+                    dead = read.dead_at
+                    hard[dead:] = [h if h > now else limit for h in hard[dead:]]
+                    del floor[dead:]
         tail = keys[shared:]
         # an alive entry keeps its hard limit; any other is written anew
         old = self.hard

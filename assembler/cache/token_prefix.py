@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,7 +17,14 @@ from assembler.cache.rules import (
     rules,
 )
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import UNCACHED, CacheResult, block_states, cache_key, name_kind
+from assembler.cache.simulation import (
+    UNCACHED,
+    CacheResult,
+    block_states,
+    cache_key,
+    leading_same,
+    name_kind,
+)
 from assembler.cache.store import CacheStore
 from assembler.design.wire import WireBlock
 from assembler.sessions.model import RequestSettings
@@ -34,6 +42,7 @@ class _Sent:
     cums: list[int]
     block_tokens: tuple[int, ...]
     ends: list[int]  # ends[j]: keys up to the end of block j
+    uncounted: list[int]  # the blocks of a kind read but billed as uncached (images)
 
 
 class TokenPrefixSimulator:
@@ -76,16 +85,16 @@ class TokenPrefixSimulator:
         last = self._last
         same = 0
         if last is not None and last.model == model:
-            n = min(len(blocks), len(last.blocks))
-            while same < n and blocks[same] is last.blocks[same]:
-                same += 1
+            same = leading_same(blocks, last.blocks)
+        uncounted: list[int]
         if last is not None and same:
             reused = last.ends[same - 1]
             keys, cums = last.keys[:reused], last.cums[:reused]
             block_tokens, ends = list(last.block_tokens[:same]), last.ends[:same]
+            uncounted = last.uncounted[: bisect_left(last.uncounted, same)]
             h, running = keys[-1], cums[-1]
         else:
-            reused, keys, cums, block_tokens, ends = 0, [], [], [], []
+            reused, keys, cums, block_tokens, ends, uncounted = 0, [], [], [], [], []
             h, running = hash((self.provider, model)), 0
         known = reused
         for index in range(same, len(blocks)):
@@ -122,27 +131,25 @@ class TokenPrefixSimulator:
             h = keys[-1]
             block_tokens.append(total_b)
             ends.append(len(keys))
-        self._last = _Sent(model, tuple(blocks), keys, cums, tuple(block_tokens), ends)
+            if self.uncounted and name_kind(b.name) in self.uncounted:
+                uncounted.append(index)
+        self._last = _Sent(model, tuple(blocks), keys, cums, tuple(block_tokens), ends, uncounted)
         return keys, cums, block_tokens, known
 
     def _uncount(
-        self,
-        blocks: Sequence[WireBlock],
-        block_tokens: Sequence[int],
-        matched: int,
-        read: int,
-        states: tuple[str, ...],
+        self, sent: _Sent, matched: int, read: int, states: tuple[str, ...]
     ) -> tuple[int, tuple[str, ...]]:
         """The rounded ``read`` less the blocks of the ``matched`` prefix the provider
         bills as uncached (images: ``uncounted_kinds`` in the rules), which it serves
         from the cache all the same."""
+        if not sent.uncounted:
+            return read, states
         out = list(states)
-        end = 0
-        for i, (b, n) in enumerate(zip(blocks, block_tokens, strict=True)):
-            end += n
-            if end > matched:
+        for i in sent.uncounted:
+            if sent.cums[sent.ends[i] - 1] > matched:  # the block ends past the match
                 break
-            if n and name_kind(b.name) in self.uncounted:
+            n = sent.block_tokens[i]
+            if n:
                 read -= n
                 out[i] = UNCACHED
         return max(0, read), tuple(out)
@@ -214,7 +221,8 @@ class TokenPrefixSimulator:
             scope.write_path(keys, now, self.retention_for(model, settings), state)
         states, full = block_states(block_tokens, read, write)
         if self.uncounted and read:
-            read, states = self._uncount(blocks, block_tokens, matched, read, states)
+            assert self._last is not None
+            read, states = self._uncount(self._last, matched, read, states)
         return CacheResult(
             total=total,
             read=read,

@@ -209,3 +209,31 @@ def test_a_block_sent_first_as_a_declared_size_then_as_text_is_keyed_by_its_line
         )
         got = sim.request([block, user], "gpt-4o", at, store)
         assert (got.read, got.write, got.expired) == ref.request([block, user], "gpt-4o", at)
+
+
+def test_images_inside_the_read_are_left_out_of_it_whether_kept_or_new() -> None:
+    """An image block the read passes through is billed uncached (``uncounted_kinds``):
+    one in the blocks kept from the previous request and one that request added."""
+    store = CacheStore()
+    sim = TokenPrefixSimulator("openai", Segmenter(counter("o200k_base")))
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+
+    def declared(name: str, size: int) -> WireBlock:
+        return WireBlock(name, Layer.L1, Placement.HISTORY, name, True, declared_tokens=size)
+
+    history = [
+        declared("policy", 2048),
+        declared("messages[0] input_image", 256),
+        declared("messages[1] text", 1024),
+    ]
+    first = sim.request(history, "gpt-4o", at, store)
+    assert (first.read, first.write) == (0, 3328)
+    history += [declared("messages[2] text", 512), declared("messages[3] input_image", 256)]
+    second = sim.request(history, "gpt-4o", at + timedelta(seconds=10), store)
+    # 3,328 matched (a multiple of 128) less the first image; the new one lies past the read
+    assert (second.read, second.write) == (3328 - 256, 768)
+    assert second.block_cache == ("read", "uncached", "read", "write", "write")
+    history.append(declared("messages[4] text", 128))
+    third = sim.request(history, "gpt-4o", at + timedelta(seconds=20), store)
+    assert (third.read, third.write) == (4096 - 512, 128)
+    assert third.block_cache == ("read", "uncached", "read", "read", "uncached", "write")
