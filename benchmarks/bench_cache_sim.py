@@ -31,6 +31,7 @@ from assembler.cache.providers import simulator
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.store import CacheStore
 from assembler.cache.tokenizers import counter, encoding
+from assembler.design.piece_text import Content
 from assembler.design.wire import WireBlock
 from assembler.sessions.generator import generate_session, write_session
 from assembler.sessions.loader import load_session
@@ -63,7 +64,7 @@ class Answered(Segmenter):
             got = self.segmented[id(block)] = (list(counts), list(prints), total)
         return got
 
-    def kept_lines(self, block: WireBlock, before: str) -> int:
+    def kept_lines(self, block: WireBlock, before: Content) -> int:
         got = self.kept.get((id(block), id(before)))
         if got is None:
             got = self.kept[(id(block), id(before))] = self.inner.kept_lines(block, before)
