@@ -119,9 +119,15 @@ class SharedPrefix(Sequence[T]):
 SharedChildren = SharedPrefix["CallNode"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class CallNode:
-    """One agentic-function call. Identity-hashed: a node is a unique event."""
+    """One agentic-function call. Identity-hashed: a node is a unique event.
+
+    Never changed once made (finished subtrees are shared between snapshots), but
+    not a frozen dataclass: a snapshot makes one per running call at every step,
+    and a frozen one costs 2.5× as much to make (each field set through
+    ``object.__setattr__``).
+    """
 
     call_id: int
     function: str

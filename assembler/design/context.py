@@ -151,7 +151,8 @@ class Attachment:
     tokens: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+# never changed once made; not frozen, as replay makes one per step (see CallNode)
+@dataclass(slots=True)
 class Frame:
     """The call in progress: where it sits and what it was given.
 
@@ -191,7 +192,8 @@ class Frame:
         return tuple(tree if r.call_id == tree.call_id else r for r in self.roots)
 
 
-@dataclass(frozen=True, slots=True)
+# never changed once made; not frozen, as replay makes one per step (see CallNode)
+@dataclass(slots=True)
 class Context:
     """What every ``condition`` and ``build`` receives. Frozen."""
 

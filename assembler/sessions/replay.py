@@ -37,7 +37,8 @@ from assembler.sessions.model import (
 TOP_LEVEL = "(top level)"
 
 
-@dataclass(frozen=True, slots=True)
+# never changed once made; not frozen, as replay makes one per step (see CallNode)
+@dataclass(slots=True)
 class Step:
     number: int  # 1-based
     label: str | None
