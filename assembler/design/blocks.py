@@ -16,7 +16,8 @@ class BlockStatus(StrEnum):
     ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
+# never changed once made; not frozen, as an assembly makes a few per step (see WireBlock)
+@dataclass(slots=True, unsafe_hash=True)
 class BlockRecord:
     """What one component did in one assembly."""
 

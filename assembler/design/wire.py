@@ -48,7 +48,10 @@ SECTIONS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+# Never changed once made. Not frozen: a step makes a few and a frozen dataclass
+# costs 2.5x to make (each field set through object.__setattr__); hashable by value
+# all the same.
+@dataclass(slots=True, unsafe_hash=True)
 class WireBlock:
     name: str
     layer: Layer
@@ -64,7 +67,7 @@ class WireBlock:
 
     def __post_init__(self) -> None:
         # stored, not a property: the simulators read it for every block of every step
-        object.__setattr__(self, "section", SECTIONS[self.placement])
+        self.section = SECTIONS[self.placement]
 
     @property
     def text(self) -> str:
