@@ -38,6 +38,7 @@ from assembler.sessions.model import (
     SessionError,
     ToolCall,
     Usage,
+    built,
     kept_counts,
 )
 from assembler.sessions.reader import kind_of, read_jsonl, read_one_line_json, read_yaml
@@ -51,7 +52,8 @@ def _time(text: str, source: str, line: int | None, field: str) -> datetime:
     try:
         at = datetime.fromisoformat(text.replace("Z", "+00:00"))
         # A day's margin at the calendar's ends: offsets, gaps and cache lifetimes are added.
-        if not 1 < at.astimezone(UTC).year < 9999:
+        # An offset is under a day, so a local year inside 3..9997 is one in UTC too.
+        if not 2 < at.year < 9998 and not 1 < at.astimezone(UTC).year < 9999:
             raise OverflowError
         return at
     except (ValueError, OverflowError):
@@ -205,87 +207,147 @@ def _recorded(
     return RecordedRequest(tuple(tail), before, keep, marks)
 
 
-def _event(
-    raw: Mapping[str, Any], index: int, line: int | None, source: str, previous: Previous = None
-) -> Event:
-    at = _time(raw["at"], source, line, f"events[{index}].at")
-    kind = raw["type"]
-    base: dict[str, Any] = {"index": index, "at": at, "line": line}
-    if kind == "enter":
-        expose = raw.get("expose")
-        return Enter(
-            **base,
-            function=raw["function"],
-            input=raw.get("input"),
-            dispatched_by=raw.get("dispatched_by"),
-            doc=raw.get("doc"),
-            expose=Expose(expose) if expose else None,
-            id=raw.get("id"),
-            parent=raw.get("parent"),
-            retry_of=raw.get("retry_of"),
-        )
-    if kind == "exit":
-        return Exit(
-            **base,
-            function=raw["function"],
-            output=raw.get("output"),
-            key_output=raw.get("key_output"),
-            id=raw.get("id"),
-            outcome=Outcome(raw.get("outcome", "ok")),
-            error=raw.get("error"),
-        )
-    if kind == "llm":
-        c = raw.get("contract")
-        u = raw.get("usage")
-        return LLMCall(
-            **base,
-            label=raw.get("label"),
-            input=raw.get("input", ""),
-            output=raw.get("output", ""),
-            position=raw.get("position"),
-            contract=OutputContract(
-                kind=ContractKind(c["kind"]),
-                artifact=c.get("artifact"),
-                consumer=c.get("consumer"),
-                next_function=c.get("next_function"),
-                param=c.get("param"),
-            )
-            if c
-            else None,
-            output_schema=raw.get("output_schema"),
-            memory_prefetch=raw.get("memory_prefetch"),
-            usage=Usage(**u) if u is not None else None,
-            request=_recorded(raw["request"], previous, source, line, f"events[{index}].request")
-            if "request" in raw
-            else None,
-            settings=settings_from(
-                raw.get("settings"),
-                lambda t: _time(t, source, line, f"events[{index}].settings.response_started"),
+#: Time text → its value, for one parse: a session repeats its times (parallel
+#: calls, a tool and its result within the same second).
+Times = dict[str, datetime]
+
+
+def _at(text: str, times: Times, source: str, line: int | None, field: str) -> datetime:
+    at = times.get(text)
+    if at is None:
+        at = times[text] = _time(text, source, line, field)
+    return at
+
+
+def _enter(raw: dict[str, Any], index: int, at: datetime, line: int | None) -> Enter:
+    get = raw.get
+    expose = get("expose")
+    return built(
+        Enter,
+        {
+            "index": index,
+            "at": at,
+            "line": line,
+            "function": raw["function"],
+            "input": get("input"),
+            "dispatched_by": get("dispatched_by"),
+            "doc": get("doc"),
+            "expose": Expose(expose) if expose else None,
+            "id": get("id"),
+            "parent": get("parent"),
+            "retry_of": get("retry_of"),
+        },
+    )
+
+
+def _exit(raw: dict[str, Any], index: int, at: datetime, line: int | None) -> Exit:
+    get = raw.get
+    outcome = get("outcome")
+    return built(
+        Exit,
+        {
+            "index": index,
+            "at": at,
+            "line": line,
+            "function": raw["function"],
+            "output": get("output"),
+            "key_output": get("key_output"),
+            "id": get("id"),
+            "outcome": Outcome.OK if outcome is None else Outcome(outcome),
+            "error": get("error"),
+        },
+    )
+
+
+def _tool_call(raw: dict[str, Any], index: int, at: datetime, line: int | None) -> ToolCall:
+    get = raw.get
+    return built(
+        ToolCall,
+        {
+            "index": index,
+            "at": at,
+            "line": line,
+            "name": raw["name"],
+            "input": get("input"),
+            "output": get("output"),
+            "call": get("call"),
+        },
+    )
+
+
+def _contract(c: Mapping[str, Any] | None) -> OutputContract | None:
+    if not c:
+        return None
+    return OutputContract(
+        kind=ContractKind(c["kind"]),
+        artifact=c.get("artifact"),
+        consumer=c.get("consumer"),
+        next_function=c.get("next_function"),
+        param=c.get("param"),
+    )
+
+
+def _llm(
+    raw: dict[str, Any],
+    index: int,
+    at: datetime,
+    line: int | None,
+    source: str,
+    previous: Previous,
+    times: Times,
+) -> LLMCall:
+    get = raw.get
+    u = get("usage")
+    request = get("request")
+    settings = get("settings")
+    attachments = get("attachments")
+    return built(
+        LLMCall,
+        {
+            "index": index,
+            "at": at,
+            "line": line,
+            "label": get("label"),
+            "input": get("input", ""),
+            "output": get("output", ""),
+            "position": get("position"),
+            "contract": _contract(get("contract")),
+            "output_schema": get("output_schema"),
+            "memory_prefetch": get("memory_prefetch"),
+            "usage": Usage(**u) if u is not None else None,
+            "request": None
+            if request is None
+            else _recorded(request, previous, source, line, f"events[{index}].request"),
+            "settings": None
+            if settings is None
+            else settings_from(
+                settings,
+                lambda t: _at(t, times, source, line, f"events[{index}].settings.response_started"),
             ),
-            diagnostic=diagnostic_from(raw.get("diagnostic")),
-            ttl=raw.get("ttl"),
-            call=raw.get("call"),
-            attachments=tuple(
+            "diagnostic": diagnostic_from(get("diagnostic")),
+            "ttl": get("ttl"),
+            "call": get("call"),
+            "attachments": ()
+            if not attachments
+            else tuple(
                 Attachment(
                     name=a["name"],
                     media_type=a.get("media_type", "text/plain"),
                     text=a.get("text"),
                     tokens=a.get("tokens"),
                 )
-                for a in raw.get("attachments", ())
+                for a in attachments
             ),
-        )
-    if kind == "tool":
-        return ToolCall(
-            **base,
-            name=raw["name"],
-            input=raw.get("input"),
-            output=raw.get("output"),
-            call=raw.get("call"),
-        )
+        },
+    )
+
+
+def _change(raw: dict[str, Any], index: int, at: datetime, line: int | None) -> Change:
     state = raw.get("memory_state")
     return Change(
-        **base,
+        index,
+        at,
+        line,
         memory_state=MemoryState(state) if state else None,
         add_tools=tuple(_tool(t) for t in raw.get("add_tools", [])),
         remove_tools=tuple(raw.get("remove_tools", [])),
@@ -293,6 +355,39 @@ def _event(
         model=raw.get("model"),
         channel=raw.get("channel"),
     )
+
+
+_SIMPLE = {"enter": _enter, "exit": _exit, "tool": _tool_call}
+
+
+def _events(
+    raws: list[dict[str, Any]], lines: Mapping[tuple[str | int, ...], int], source: str
+) -> tuple[Event, ...]:
+    """The typed events, in order (validated already: only times and ``keep`` can fail)."""
+    events: list[Event] = []
+    append = events.append
+    previous: Previous = None
+    times: Times = {}
+    line_of = lines.get
+    simple = _SIMPLE
+    for i, raw in enumerate(raws):
+        line = line_of(("events", i))
+        text = raw["at"]
+        at = times.get(text)
+        if at is None:
+            at = times[text] = _time(text, source, line, f"events[{i}].at")
+        kind = raw["type"]
+        make = simple.get(kind)
+        if make is not None:
+            append(make(raw, i, at, line))
+        elif kind == "llm":
+            call = _llm(raw, i, at, line, source, previous, times)
+            if call.request is not None:
+                previous = (i, call.request)
+            append(call)
+        else:
+            append(_change(raw, i, at, line))
+    return tuple(events)
 
 
 def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = None) -> Session:
@@ -321,20 +416,13 @@ def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = 
         )
         for name, spec in raw_session.get("functions", {}).items()
     }
-    events: list[Event] = []
-    previous: Previous = None
-    for i, raw in enumerate(data["events"]):
-        event = _event(raw, i, lines.get(("events", i)), source, previous)
-        if isinstance(event, LLMCall) and event.request is not None:
-            previous = (i, event.request)
-        events.append(event)
     return Session(
         source=source,
         id=raw_session["id"],
         title=raw_session.get("title", raw_session["id"]),
         profile=_profile(raw_session),
         functions=functions,
-        events=tuple(events),
+        events=_events(data["events"], lines, source),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from assembler.design.calltree import Expose, Outcome, RenderRange
 from assembler.design.context import (
@@ -58,6 +58,21 @@ class FunctionSpec:
     doc: str = ""
     expose: Expose | None = None
     render_range: RenderRange | None = None
+
+
+_T = TypeVar("_T")
+
+
+def built(cls: type[_T], fields: dict[str, Any]) -> _T:
+    """A frozen dataclass instance from a dict of EVERY one of its fields, by value.
+
+    Its ``__init__`` sets each field through ``object.__setattr__`` (an llm event
+    has 18: 3 µs); the loader builds one event per line, so it hands the instance
+    its attribute dict whole (0.5 µs). Same class, values, equality, hash, pickling.
+    """
+    obj = object.__new__(cls)
+    object.__setattr__(obj, "__dict__", fields)
+    return obj
 
 
 @dataclass(frozen=True)

@@ -205,9 +205,32 @@ def read_one_line_json(text: str) -> tuple[Any, Mapping[tuple[str | int, ...], i
     return data, _LineOne()
 
 
+_raw_decode = json.JSONDecoder().raw_decode
+_JSON_SPACE = " \t\r"
+
+
+def _json_line(line: str, hook: Any = None) -> Any:
+    """One line's value, as :func:`json.loads` reads it.
+
+    A plain line goes to the decoder directly (a fifth of the time per line);
+    anything else (leading space, a BOM, an error) is read again by
+    :func:`json.loads` for its exact value or message.
+    """
+    if hook is None:
+        try:
+            value, end = _raw_decode(line)
+        except ValueError:
+            pass
+        else:
+            if end == len(line) or not line[end:].strip(_JSON_SPACE):
+                return value
+    return json.loads(line, object_pairs_hook=hook)
+
+
 def read_jsonl(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
     header: Any = None
     events: list[Any] = []
+    append = events.append
     lines: dict[tuple[str | int, ...], int] = {}
     # LF only (a CR before it is JSON whitespace): U+2028, U+2029 and U+0085 are
     # text inside a string, not line ends.
@@ -215,7 +238,7 @@ def read_jsonl(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw, object_pairs_hook=_header_pairs if header is None else None)
+            value = _json_line(raw, _header_pairs if header is None else None)
         except json.JSONDecodeError as exc:
             raise SessionError(source, f"not valid JSON: {exc.msg}", line=number) from None
         except _Duplicate as exc:
@@ -224,20 +247,20 @@ def read_jsonl(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
             ) from None
         except ValueError as exc:
             raise SessionError(source, _number_message(exc), line=number) from None
-        if header is None:
-            if not isinstance(value, dict):
-                raise SessionError(
-                    source,
-                    f"expected the header object {{format, session}}, found {kind_of(value)}",
-                    line=number,
-                )
-            header = value
-            lines[()] = number
-            for key in value:
-                lines[(key,)] = number
-        else:
-            lines[("events", len(events))] = number
-            events.append(value)
+        if header is not None:
+            lines["events", len(events)] = number
+            append(value)
+            continue
+        if not isinstance(value, dict):
+            raise SessionError(
+                source,
+                f"expected the header object {{format, session}}, found {kind_of(value)}",
+                line=number,
+            )
+        header = value
+        lines[()] = number
+        for key in value:
+            lines[(key,)] = number
     if header is None:
         raise SessionError(source, "the file is empty; expected a header line and events")
     if "events" in header:

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any, cast
-
-import fastjsonschema
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any, cast
 
 from assembler.limits import MAX_FIELD_CHARS
+from assembler.sessions.fast_validation import MAX_INT, SURROGATE, document_fits
 from assembler.sessions.model import FORMAT, SessionError
 from assembler.sessions.reader import kind_of, path_text
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 
 @cache
@@ -28,6 +28,8 @@ def schema() -> dict[str, Any]:
 
 @cache
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # a fifth of a second to import: errors only
+
     return Draft202012Validator(schema())
 
 
@@ -38,6 +40,8 @@ def _fast_check() -> Callable[[Any], Any]:
     The identifiers are dropped so it never tries to resolve anything remotely;
     on failure the reference validator runs to produce the precise error.
     """
+    import fastjsonschema
+
     local = {k: v for k, v in schema().items() if k not in ("$id", "$schema")}
     check: Callable[[Any], Any] = fastjsonschema.compile(local)
     return check
@@ -88,13 +92,9 @@ def _choose(errors: list[ValidationError]) -> ValidationError:
     )
 
 
-#: Integers beyond what a JSON number holds exactly (RFC 8259 §6) are no token count:
-#: priced, they print ``cost: $inf``.
-MAX_INT = 2**53 - 1
 #: Calls nested deeper than this are no agent's call stack; the rendered tree grows
 #: with the square of the depth (each level indents the ones below it).
 MAX_CALL_DEPTH = 1_000
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _fail(
@@ -122,7 +122,7 @@ def check_values(data: Any, source: str, lines: Mapping[tuple[str | int, ...], i
                     f"the text is {len(value):,} characters; one field may hold at most "
                     f"{MAX_FIELD_CHARS:,}",
                 )
-            if not value.isascii() and _SURROGATE.search(value):
+            if not value.isascii() and SURROGATE.search(value):
                 raise _fail(
                     source,
                     lines,
@@ -131,7 +131,7 @@ def check_values(data: Any, source: str, lines: Mapping[tuple[str | int, ...], i
                 )
         elif isinstance(value, dict):
             for k, v in value.items():
-                if isinstance(k, str) and not k.isascii() and _SURROGATE.search(k):
+                if isinstance(k, str) and not k.isascii() and SURROGATE.search(k):
                     raise _fail(source, lines, path, "a key holds a lone surrogate; expected UTF-8")
                 stack.append((v, (*path, k)))
         elif isinstance(value, list):
@@ -179,12 +179,19 @@ def validate(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int])
             line=lines.get(("format",)),
             field="format",
         )
-    check_values(data, source, lines)
+    if not document_fits(data, FORMAT):  # only then is there an error to find and word
+        check_values(data, source, lines)
+        _schema_check(data, source, lines)
+    check_events(data, source, lines)
+
+
+def _schema_check(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int]) -> None:
+    import fastjsonschema
+
     try:
         _fast_check()(data)
     except fastjsonschema.JsonSchemaException:
         _explain(data, source, lines)
-    check_events(data, source, lines)
 
 
 def _explain(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int]) -> None:
