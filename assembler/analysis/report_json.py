@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from assembler.analysis.indented_json import dumps_indented
+from assembler.analysis.report_json_steps import StepText
 from assembler.analysis.results import DiagnosticCheck, Miss, SessionAnalysis, StepAnalysis
 from assembler.cache.rules import minimum_rule, rules, rules_version
 from assembler.design.context import format_time
@@ -120,9 +121,13 @@ def _measured_checks(a: SessionAnalysis) -> dict[int, Any]:
     return {c.step: c for c in compare_measured(a)}
 
 
-def _step_out(s: StepAnalysis, checks: dict[int, Any]) -> dict[str, Any]:
+def _measured_check_json(check: Any) -> dict[str, object]:
     from assembler.analysis.measured import measured_check_json  # imports this module
 
+    return measured_check_json(check)
+
+
+def _step_out(s: StepAnalysis, checks: dict[int, Any]) -> dict[str, Any]:
     out = step_json(s)
     u = s.measured
     if u is not None:
@@ -135,7 +140,7 @@ def _step_out(s: StepAnalysis, checks: dict[int, Any]) -> dict[str, Any]:
             "uncached": u.input,
         }
     check = checks.get(s.step)
-    out["measured_check"] = measured_check_json(check) if check is not None else None
+    out["measured_check"] = _measured_check_json(check) if check is not None else None
     return out
 
 
@@ -175,8 +180,8 @@ def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
 
 
 def write_analysis_json(a: SessionAnalysis, write: Callable[[str], object]) -> None:
-    """``json.dumps(analysis_json(a), indent=2, ensure_ascii=False)`` written one
-    step at a time, so the whole document is never held in memory at once."""
+    """``json.dumps(analysis_json(a), indent=2, ensure_ascii=False)`` written a few
+    steps at a time, so the whole document is never held in memory at once."""
 
     def member(value: object, depth: int) -> str:
         return dumps_indented(value, depth // 2)
@@ -184,16 +189,27 @@ def write_analysis_json(a: SessionAnalysis, write: Callable[[str], object]) -> N
     write("{\n")
     for key, value in _head(a).items():
         write(f"  {member(key, 2)}: {member(value, 2)},\n")
-    checks = _measured_checks(a)
     if a.steps:
-        write('  "steps": [\n')
-        last = len(a.steps) - 1
-        for i, s in enumerate(a.steps):
-            write(f"    {member(_step_out(s, checks), 4)}{',' if i < last else ''}\n")
-        write("  ],\n")
+        checks = _measured_checks(a)
+
+        def check(s: StepAnalysis) -> object:
+            found = checks.get(s.step)
+            return None if found is None else _measured_check_json(found)
+
+        step = StepText(lambda s: _step_out(s, {}), check).text
+        write('  "steps": [\n    ')
+        steps = a.steps
+        for start in range(0, len(steps), _STEPS_PER_WRITE):
+            chunk = ",\n    ".join([step(s) for s in steps[start : start + _STEPS_PER_WRITE]])
+            write(chunk if start == 0 else ",\n    " + chunk)
+        write("\n  ],\n")
     else:
         write('  "steps": [],\n')
     write(f'  "totals": {member(_totals(a), 2)}\n}}')
+
+
+#: Steps joined into one write: fewer calls, and a bounded piece of text at a time.
+_STEPS_PER_WRITE = 64
 
 
 def rules_lines(a: SessionAnalysis) -> list[str]:

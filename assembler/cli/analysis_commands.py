@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import json
 import math
 import sys
@@ -269,6 +270,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             )
         ) from None
     _write_outputs(args, a, session)
+    # The session and its analysis live until exit: frozen out of the collector, the
+    # collections the output's allocations set off no longer walk their millions of
+    # objects (a third of the JSON output's time at 5,000 steps).
+    gc.freeze()
     if args.json:
         write_analysis_json(a, sys.stdout.write)  # one step at a time
         sys.stdout.write("\n")
