@@ -1,11 +1,11 @@
-"""The analysis subcommands (``analyze``, ``compare``) of ``python -m assembler``.
+"""The ``analyze`` subcommand of ``python -m assembler``.
 
 ``analyze`` prints a per-step table (or JSON / CSV); given a folder or a glob
 it analyses every session in parallel and prints the aggregate (``batch.py``).
-``compare`` runs two layouts and exits 1 when the head's hit ratio drops or its
-cost rises past a threshold, 0 otherwise; ``--junit FILE`` also writes the
-result as JUnit XML, and a folder or glob compares every session in it. Bad
-input raises the errors ``cli.main`` turns into exit 2.
+Bad input raises the errors ``cli.main`` turns into exit 2.
+
+What one command needs is imported when it runs: building the parser, or
+analysing one session, does not pay for the batch, fleet or report modules.
 """
 
 from __future__ import annotations
@@ -14,37 +14,18 @@ import argparse
 import csv
 import gc
 import json
-import math
 import sys
-import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.agreement import agreement, agreement_lines
-from assembler.analysis.batch import (
-    BatchReport,
-    Options,
-    analyze_batch,
-    batch_json,
-    human_batch,
-    is_batch_target,
-)
-from assembler.analysis.batch import session_paths as batch_paths
-from assembler.analysis.billing import session_costs
-from assembler.analysis.compare import Comparison, compare
-from assembler.analysis.diagnostics import diagnostic_lines
-from assembler.analysis.engine import analyze
-from assembler.analysis.junit import CaseResult, junit_xml, write_junit
 from assembler.analysis.layouts import TTLS, load_layout
-from assembler.analysis.measured import compare_measured
-from assembler.analysis.report_json import rules_lines, write_analysis_json
-from assembler.analysis.report_rows import ROW_COLUMNS, analysis_rows
-from assembler.analysis.results import SessionAnalysis
-from assembler.cache.pricing import PROVIDER_IDS, check_model
-from assembler.cache.providers import normalize_provider
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import load_session
-from assembler.sessions.model import Session
+
+if TYPE_CHECKING:
+    from assembler.analysis.batch import BatchReport, Options
+    from assembler.analysis.results import SessionAnalysis
+    from assembler.sessions.model import Session
 
 EXIT_THRESHOLD = 1
 EXIT_BAD_INPUT = 2
@@ -53,7 +34,7 @@ EXIT_BAD_INPUT = 2
 _TEXT_COLUMNS = {"", "label", "function", "miss"}
 
 
-def _table(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
+def table_lines(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
     """Numbers right-aligned, text left-aligned."""
     widths = {c: max([len(c), *(len(str(r[c])) for r in rows)]) for c in columns}
 
@@ -65,12 +46,19 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
     return out
 
 
-def _money(x: float) -> str:
+def money(x: float) -> str:
     return f"${x:.4f}"
 
 
 def human_analysis(a: SessionAnalysis) -> str:
     """A readable table, the totals and one sentence per miss."""
+    from assembler.analysis.agreement import agreement, agreement_lines
+    from assembler.analysis.billing import session_costs
+    from assembler.analysis.diagnostics import diagnostic_lines
+    from assembler.analysis.measured import compare_measured
+    from assembler.analysis.report_json import rules_lines
+    from assembler.analysis.report_rows import analysis_rows
+
     rows = []
     for r, s in zip(analysis_rows(a), a.steps, strict=True):
         rows.append(
@@ -83,7 +71,7 @@ def human_analysis(a: SessionAnalysis) -> str:
                 "write": f"{r['write']:,}",
                 "uncached": f"{r['uncached']:,}",
                 "hit": f"{s.hit_ratio:.0%}",
-                "usd": _money(s.usd),
+                "usd": money(s.usd),
                 "miss": f"{r['miss_component']} ({r['miss_reason']})" if s.miss else "",
             }
         )
@@ -97,7 +85,7 @@ def human_analysis(a: SessionAnalysis) -> str:
         f"tokens counted with tiktoken{approx}",
         *rules_lines(a),
         "",
-        *_table(
+        *table_lines(
             rows,
             [
                 "step",
@@ -115,14 +103,14 @@ def human_analysis(a: SessionAnalysis) -> str:
         "",
         f"totals: {int(t['tokens']):,} tokens · read {int(t['read']):,} · write {int(t['write']):,}"
         f" · uncached {int(t['uncached']):,} · hit ratio {t['hit_ratio']:.1%}",
-        f"cost: {_money(t['usd'])} with caching, {_money(t['usd_without_cache'])} without",
+        f"cost: {money(t['usd'])} with caching, {money(t['usd_without_cache'])} without",
     ]
     costs = session_costs(a)
     if costs.billed is not None:
         lines.append(
-            f"billed: {_money(costs.billed)} for the {costs.billed_steps}"
+            f"billed: {money(costs.billed)} for the {costs.billed_steps}"
             f" step{'' if costs.billed_steps == 1 else 's'} with usage"
-            f" (simulated {_money(costs.simulated_billed_steps)} for the same)"
+            f" (simulated {money(costs.simulated_billed_steps)} for the same)"
         )
     misses = [s for s in a.steps if s.miss is not None]
     if misses:
@@ -136,39 +124,20 @@ def human_analysis(a: SessionAnalysis) -> str:
     return "\n".join(lines)
 
 
-def human_comparison(c: Comparison, max_drop: float, max_increase: float) -> str:
-    b, h = c.base.totals, c.head.totals
-    rows = [
-        {"": "hit ratio", "base": f"{b['hit_ratio']:.1%}", "head": f"{h['hit_ratio']:.1%}"},
-        {"": "read", "base": f"{int(b['read']):,}", "head": f"{int(h['read']):,}"},
-        {"": "write", "base": f"{int(b['write']):,}", "head": f"{int(h['write']):,}"},
-        {"": "uncached", "base": f"{int(b['uncached']):,}", "head": f"{int(h['uncached']):,}"},
-        {"": "cost", "base": _money(b["usd"]), "head": _money(h["usd"])},
-    ]
-    lines = [
-        f"session {c.base.session} · {c.base.provider} {c.base.model}: "
-        f"base {c.base.layout} vs head {c.head.layout}",
-        "",
-        *_table(rows, ["", "base", "head"]),
-        "",
-    ]
-    if c.first_divergent_step is None:
-        lines.append("the two layouts give the same cache outcome at every step")
-    else:
-        who = f"{c.breaking_component} ({c.breaking_layer})" if c.breaking_component else "?"
-        lines.append(f"first divergent step: {c.first_divergent_step}; breaking component: {who}")
-        if c.sentence:
-            lines.append(f"  {c.sentence}")
-    lines.append(
-        f"hit ratio drop: {c.hit_ratio_drop_points:+.2f} points (max {max_drop:g}); "
-        f"cost increase: {c.cost_increase_percent:+.2f} % (max {max_increase:g} %)"
-    )
-    return "\n".join(lines)
+def is_batch_target(target: str) -> bool:
+    """A folder or a glob, not one session file (a file is surely one: no import needed)."""
+    if Path(target).is_file():
+        return False
+    from assembler.analysis.batch import is_batch_target as batch_target
+
+    return batch_target(target)
 
 
-def _paths(target: str) -> list[Path]:
+def session_files(target: str) -> list[Path]:
+    from assembler.analysis.batch import session_paths
+
     try:
-        return batch_paths(target)
+        return session_paths(target)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -231,6 +200,8 @@ def _run_fleet(args: argparse.Namespace, options: Options) -> BatchReport:
 
 
 def cmd_analyze_batch(args: argparse.Namespace) -> int:
+    from assembler.analysis.batch import Options, analyze_batch, batch_json, human_batch
+
     if args.csv:
         raise UsageError("--csv applies to one session; use --json for a folder or a glob")
     options = Options(layout=args.layout, provider=args.provider, model=args.model, ttl=args.ttl)
@@ -238,7 +209,7 @@ def cmd_analyze_batch(args: argparse.Namespace) -> int:
     if _fleet_wanted(args) or args.parquet or args.otlp:
         report = _run_fleet(args, options)
     else:
-        report = analyze_batch(_paths(args.session), options, workers=args.workers)
+        report = analyze_batch(session_files(args.session), options, workers=args.workers)
     if args.json:
         print(json.dumps(batch_json(report), indent=2, ensure_ascii=False))
     else:
@@ -253,6 +224,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise UsageError("--workers must be at least 1")
     if is_batch_target(args.session) or _fleet_wanted(args):
         return cmd_analyze_batch(args)
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.report_json import write_analysis_json
+    from assembler.cache.pricing import PROVIDER_IDS, check_model
+    from assembler.cache.providers import normalize_provider
+
     layout = load_layout(args.layout)
     if args.provider and args.model:  # the arguments are checked before the session is read
         named = args.provider.lower()
@@ -278,113 +254,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         write_analysis_json(a, sys.stdout.write)  # one step at a time
         sys.stdout.write("\n")
     elif args.csv:
+        from assembler.analysis.report_rows import ROW_COLUMNS, analysis_rows
+
         writer = csv.DictWriter(sys.stdout, fieldnames=list(ROW_COLUMNS), lineterminator="\n")
         writer.writeheader()
         writer.writerows(analysis_rows(a))
     else:
         print(human_analysis(a))
     return 0
-
-
-def exceeded(c: Comparison, max_drop: float, max_increase: float) -> bool:
-    return c.hit_ratio_drop_points > max_drop or c.cost_increase_percent > max_increase
-
-
-def _compare_one(args: argparse.Namespace, path: str) -> Comparison:
-    return compare(
-        load_session(path),
-        load_layout(args.base),
-        load_layout(args.head),
-        provider=args.provider,
-        model=args.model,
-        ttl=args.ttl,
-    )
-
-
-def _comparison_json(c: Comparison, args: argparse.Namespace, failed: bool) -> dict[str, Any]:
-    out = c.json()
-    out["thresholds"] = {
-        "max_hit_ratio_drop": args.max_hit_ratio_drop,
-        "max_cost_increase": args.max_cost_increase,
-        "exceeded": failed,
-    }
-    return out
-
-
-def _write_junit(args: argparse.Namespace, results: list[CaseResult]) -> None:
-    if args.junit:
-        xml = junit_xml(results, args.max_hit_ratio_drop, args.max_cost_increase)
-        try:
-            write_junit(Path(args.junit), xml)
-        except OSError as exc:
-            raise UsageError(f"--junit {args.junit}: cannot write: {exc}") from None
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    for flag, value in (
-        ("--max-hit-ratio-drop", args.max_hit_ratio_drop),
-        ("--max-cost-increase", args.max_cost_increase),
-    ):
-        if not math.isfinite(value) or value < 0:  # NaN compares false: it would pass every gate
-            raise UsageError(f"{flag}: expected a finite number ≥ 0, found {value}")
-    if is_batch_target(args.session):
-        return cmd_compare_many(args)
-    start = time.perf_counter()
-    try:
-        c = _compare_one(args, args.session)
-    except Exception as exc:
-        _write_junit(args, [CaseResult(args.session, time.perf_counter() - start, error=str(exc))])
-        raise
-    _write_junit(args, [CaseResult(args.session, time.perf_counter() - start, c)])
-    failed = exceeded(c, args.max_hit_ratio_drop, args.max_cost_increase)
-    if args.json:
-        print(json.dumps(_comparison_json(c, args, failed), indent=2, ensure_ascii=False))
-    else:
-        print(human_comparison(c, args.max_hit_ratio_drop, args.max_cost_increase))
-        print("threshold exceeded" if failed else "within thresholds")
-    return EXIT_THRESHOLD if failed else 0
-
-
-def cmd_compare_many(args: argparse.Namespace) -> int:
-    """Every session of a folder or glob: exit 2 if one could not be compared, else 1 if
-    one passed a threshold, else 0. A bad session does not stop the others."""
-    load_layout(args.base)  # a bad layout is one error, not one per session
-    load_layout(args.head)
-    results: list[CaseResult] = []
-    outputs: list[dict[str, Any]] = []
-    n_failed = n_errors = 0
-    for path in map(str, _paths(args.session)):
-        start = time.perf_counter()
-        try:
-            c = _compare_one(args, path)
-        except Exception as exc:
-            n_errors += 1
-            results.append(CaseResult(path, time.perf_counter() - start, error=str(exc)))
-            if args.json:
-                outputs.append({"path": path, "error": str(exc)})
-            else:
-                print(f"{path}: error: {exc}\n")
-            continue
-        results.append(CaseResult(path, time.perf_counter() - start, c))
-        failed = exceeded(c, args.max_hit_ratio_drop, args.max_cost_increase)
-        n_failed += failed
-        if args.json:
-            outputs.append({"path": path, **_comparison_json(c, args, failed)})
-        else:
-            print(f"{path}:")
-            print(human_comparison(c, args.max_hit_ratio_drop, args.max_cost_increase))
-            print(("threshold exceeded" if failed else "within thresholds") + "\n")
-    _write_junit(args, results)
-    if args.json:
-        print(json.dumps(outputs, indent=2, ensure_ascii=False))
-    else:
-        print(
-            f"{len(results)} sessions compared: {n_failed} past a threshold, "
-            f"{n_errors} could not be compared"
-        )
-    if n_errors:
-        return EXIT_BAD_INPUT
-    return EXIT_THRESHOLD if n_failed else 0
 
 
 def register(sub: Any) -> None:
@@ -410,16 +287,3 @@ def register(sub: Any) -> None:
     fleet.add_argument("--parquet", metavar="DIR", help="write sessions, steps, blocks tables")
     fleet.add_argument("--otlp", metavar="FILE", help="write per-step spans as OTLP JSON Lines")
     p.set_defaults(run=cmd_analyze)
-
-    p = sub.add_parser("compare", help="two layouts side by side; exit 1 past a threshold")
-    p.add_argument("session", help="a session file, or a folder or a quoted glob of them")
-    p.add_argument("--base", required=True, help="layout name or file")
-    p.add_argument("--head", required=True, help="layout name or file")
-    p.add_argument("--provider")
-    p.add_argument("--model")
-    p.add_argument("--ttl", choices=list(TTLS))
-    p.add_argument("--max-hit-ratio-drop", type=float, default=2.0, metavar="POINTS")
-    p.add_argument("--max-cost-increase", type=float, default=5.0, metavar="PERCENT")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--junit", metavar="FILE", help="also write the result as JUnit XML")
-    p.set_defaults(run=cmd_compare)

@@ -15,15 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assembler.analysis.importing import import_session
 from assembler.errors import UsageError
-from assembler.sessions.generator import write_session
 from assembler.sessions.importers import FORMATS, ImporterError
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import MAX_BYTES, SessionError
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from assembler.analysis.importing import import_session  # the tokenizers
+    from assembler.sessions.generator import write_session
+
     source = Path(args.file)
     output = Path(args.output)
     if not source.is_file():

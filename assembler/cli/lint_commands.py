@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.layouts import load_layout
-from assembler.analysis.lint import LintReport, lint_lines, lint_session
 from assembler.sessions.loader import load_session
+
+if TYPE_CHECKING:
+    from assembler.analysis.lint import LintReport
 
 EXIT_ERROR = 1
 
@@ -48,6 +50,8 @@ def lint_json(report: LintReport) -> dict[str, Any]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    from assembler.analysis.lint import lint_lines, lint_session
+
     report = lint_session(load_session(args.session), load_layout(args.layout))
     if args.json:
         print(json.dumps(lint_json(report), ensure_ascii=False, indent=2))

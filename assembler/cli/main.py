@@ -9,8 +9,8 @@ from typing import Any
 
 from assembler.analysis.layouts import LayoutError
 from assembler.cli import analysis_commands as cli_analysis
+from assembler.cli import compare_commands, lint_commands, recommend_commands, rules_commands
 from assembler.cli import import_commands as cli_import
-from assembler.cli import lint_commands, recommend_commands, rules_commands
 from assembler.cli.analysis_commands import EXIT_BAD_INPUT
 from assembler.cli.inspect_commands import (
     cmd_components,
@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(run=cmd_generate)
     cli_analysis.register(sub)
+    compare_commands.register(sub)
     cli_import.register(sub)
     lint_commands.register(sub)
     recommend_commands.register(sub)

@@ -10,14 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.batch import is_batch_target, session_paths
 from assembler.analysis.layouts import load_layout
-from assembler.analysis.recommend import Recommendation, recommend
-from assembler.analysis.recommend_text import layout_text
+from assembler.cli.analysis_commands import is_batch_target
 from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
+
+if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
+    from assembler.analysis.recommend import Recommendation
 
 DEFAULT_SESSIONS_PER_MONTH = 1000
 
@@ -35,6 +36,8 @@ def recommendation_lines(r: Recommendation, per_month: int) -> list[str]:
 
 
 def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
+    from assembler.analysis.recommend_text import layout_text
+
     return {
         "provider": r.provider,
         "model": r.model,
@@ -51,6 +54,10 @@ def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
+    from assembler.analysis.batch import session_paths
+    from assembler.analysis.recommend import recommend
+    from assembler.analysis.recommend_text import layout_text
+
     if args.sessions_per_month < 0:
         raise UsageError(
             f"--sessions-per-month: expected an integer ≥ 0, found {args.sessions_per_month}"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from assembler.cache.providers import PROVIDERS, normalize_provider
-from assembler.cache.rules_view import describe, version_of
-
 
 def cmd_rules(args: argparse.Namespace) -> int:
+    from assembler.cache.providers import PROVIDERS, normalize_provider
+    from assembler.cache.rules_view import describe, version_of
+
     providers = [normalize_provider(args.provider)] if args.provider else list(PROVIDERS)
     lines: list[str] = []
     for provider in providers:

@@ -3,40 +3,42 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from assembler.design.calltree import Expose, Outcome, RenderRange
+from assembler.design.calltree import Expose, RenderRange
 from assembler.design.context import (
     Agent,
     Attachment,
     Bindings,
-    ContractKind,
     Environment,
     Memory,
     MemoryState,
-    OutputContract,
     Profile,
     Skill,
-    Tool,
     WorkspaceFile,
 )
 from assembler.limits import ReadRefused, read_capped
+from assembler.sessions.event_values import (
+    BUILDERS,
+    Times,
+    at_value,
+    change_event,
+    contract_value,
+    time_value,
+    tool_value,
+)
 from assembler.sessions.model import (
     MAX_BYTES,
-    Change,
-    Enter,
     Event,
-    Exit,
     FunctionSpec,
     LLMCall,
     RecordedBlock,
     RecordedRequest,
     Session,
     SessionError,
-    ToolCall,
     Usage,
     built,
     kept_counts,
@@ -46,27 +48,6 @@ from assembler.sessions.request_settings import diagnostic_from, settings_from
 from assembler.sessions.validation import validate
 
 # --- typing -------------------------------------------------------------------
-
-
-def _time(text: str, source: str, line: int | None, field: str) -> datetime:
-    try:
-        at = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        # A day's margin at the calendar's ends: offsets, gaps and cache lifetimes are added.
-        # An offset is under a day, so a local year inside 3..9997 is one in UTC too.
-        if not 2 < at.year < 9998 and not 1 < at.astimezone(UTC).year < 9999:
-            raise OverflowError
-        return at
-    except (ValueError, OverflowError):
-        raise SessionError(
-            source,
-            f"expected a real date and time between the years 2 and 9998, found {kind_of(text)}",
-            line=line,
-            field=field,
-        ) from None
-
-
-def _tool(raw: Mapping[str, Any]) -> Tool:
-    return Tool(raw["name"], raw["description"], raw["input_schema"], raw.get("source"))
 
 
 def _range(raw: Mapping[str, Any] | None) -> RenderRange | None:
@@ -92,7 +73,7 @@ def _profile(raw: Mapping[str, Any]) -> Profile:
         channel=raw.get("channel", "webui"),
         environment=Environment(**env),
         skills=tuple(Skill(s["name"], s.get("description", "")) for s in raw.get("skills", [])),
-        tools=tuple(_tool(t) for t in raw.get("tools", [])),
+        tools=tuple(tool_value(t) for t in raw.get("tools", [])),
         deferred_tools=tuple(raw.get("deferred_tools", [])),
         computer_use=raw.get("computer_use", False),
         memory=Memory(
@@ -207,86 +188,6 @@ def _recorded(
     return RecordedRequest(tuple(tail), before, keep, marks)
 
 
-#: Time text → its value, for one parse: a session repeats its times (parallel
-#: calls, a tool and its result within the same second).
-Times = dict[str, datetime]
-
-
-def _at(text: str, times: Times, source: str, line: int | None, field: str) -> datetime:
-    at = times.get(text)
-    if at is None:
-        at = times[text] = _time(text, source, line, field)
-    return at
-
-
-def _enter(raw: dict[str, Any], index: int, at: datetime, line: int | None) -> Enter:
-    get = raw.get
-    expose = get("expose")
-    return built(
-        Enter,
-        {
-            "index": index,
-            "at": at,
-            "line": line,
-            "function": raw["function"],
-            "input": get("input"),
-            "dispatched_by": get("dispatched_by"),
-            "doc": get("doc"),
-            "expose": Expose(expose) if expose else None,
-            "id": get("id"),
-            "parent": get("parent"),
-            "retry_of": get("retry_of"),
-        },
-    )
-
-
-def _exit(raw: dict[str, Any], index: int, at: datetime, line: int | None) -> Exit:
-    get = raw.get
-    outcome = get("outcome")
-    return built(
-        Exit,
-        {
-            "index": index,
-            "at": at,
-            "line": line,
-            "function": raw["function"],
-            "output": get("output"),
-            "key_output": get("key_output"),
-            "id": get("id"),
-            "outcome": Outcome.OK if outcome is None else Outcome(outcome),
-            "error": get("error"),
-        },
-    )
-
-
-def _tool_call(raw: dict[str, Any], index: int, at: datetime, line: int | None) -> ToolCall:
-    get = raw.get
-    return built(
-        ToolCall,
-        {
-            "index": index,
-            "at": at,
-            "line": line,
-            "name": raw["name"],
-            "input": get("input"),
-            "output": get("output"),
-            "call": get("call"),
-        },
-    )
-
-
-def _contract(c: Mapping[str, Any] | None) -> OutputContract | None:
-    if not c:
-        return None
-    return OutputContract(
-        kind=ContractKind(c["kind"]),
-        artifact=c.get("artifact"),
-        consumer=c.get("consumer"),
-        next_function=c.get("next_function"),
-        param=c.get("param"),
-    )
-
-
 def _llm(
     raw: dict[str, Any],
     index: int,
@@ -311,7 +212,7 @@ def _llm(
             "input": get("input", ""),
             "output": get("output", ""),
             "position": get("position"),
-            "contract": _contract(get("contract")),
+            "contract": contract_value(get("contract")),
             "output_schema": get("output_schema"),
             "memory_prefetch": get("memory_prefetch"),
             "usage": Usage(**u) if u is not None else None,
@@ -322,7 +223,9 @@ def _llm(
             if settings is None
             else settings_from(
                 settings,
-                lambda t: _at(t, times, source, line, f"events[{index}].settings.response_started"),
+                lambda t: at_value(
+                    t, times, source, line, f"events[{index}].settings.response_started"
+                ),
             ),
             "diagnostic": diagnostic_from(get("diagnostic")),
             "ttl": get("ttl"),
@@ -342,24 +245,6 @@ def _llm(
     )
 
 
-def _change(raw: dict[str, Any], index: int, at: datetime, line: int | None) -> Change:
-    state = raw.get("memory_state")
-    return Change(
-        index,
-        at,
-        line,
-        memory_state=MemoryState(state) if state else None,
-        add_tools=tuple(_tool(t) for t in raw.get("add_tools", [])),
-        remove_tools=tuple(raw.get("remove_tools", [])),
-        provider=raw.get("provider"),
-        model=raw.get("model"),
-        channel=raw.get("channel"),
-    )
-
-
-_SIMPLE = {"enter": _enter, "exit": _exit, "tool": _tool_call}
-
-
 def _events(
     raws: list[dict[str, Any]], lines: Mapping[tuple[str | int, ...], int], source: str
 ) -> tuple[Event, ...]:
@@ -369,13 +254,13 @@ def _events(
     previous: Previous = None
     times: Times = {}
     line_of = lines.get
-    simple = _SIMPLE
+    simple = BUILDERS
     for i, raw in enumerate(raws):
         line = line_of(("events", i))
         text = raw["at"]
         at = times.get(text)
         if at is None:
-            at = times[text] = _time(text, source, line, f"events[{i}].at")
+            at = times[text] = time_value(text, source, line, f"events[{i}].at")
         kind = raw["type"]
         make = simple.get(kind)
         if make is not None:
@@ -386,7 +271,7 @@ def _events(
                 previous = (i, call.request)
             append(call)
         else:
-            append(_change(raw, i, at, line))
+            append(change_event(raw, i, at, line))
     return tuple(events)
 
 

@@ -21,7 +21,8 @@ from assembler.design.calltree import Expose, Outcome
 from assembler.design.context import Attachment, ContractKind, MemoryState, OutputContract
 from assembler.limits import MAX_FIELD_CHARS
 from assembler.sessions import loader, reader, validation
-from assembler.sessions.loader import Previous, _recorded, _tool
+from assembler.sessions.event_values import tool_value as _tool
+from assembler.sessions.loader import Previous, _recorded
 from assembler.sessions.model import (
     FORMAT,
     Change,
