@@ -196,12 +196,17 @@ def write_analysis_json(a: SessionAnalysis, write: Callable[[str], object]) -> N
             found = checks.get(s.step)
             return None if found is None else _measured_check_json(found)
 
-        step = StepText(lambda s: _step_out(s, {}), check).text
+        add = StepText(lambda s: _step_out(s, {}), check).add
         write('  "steps": [\n    ')
-        steps = a.steps
-        for start in range(0, len(steps), _STEPS_PER_WRITE):
-            chunk = ",\n    ".join([step(s) for s in steps[start : start + _STEPS_PER_WRITE]])
-            write(chunk if start == 0 else ",\n    " + chunk)
+        pieces: list[str] = []
+        for i, s in enumerate(a.steps):
+            if i:
+                pieces.append(",\n    ")
+            add(s, pieces)
+            if i % _STEPS_PER_WRITE == _STEPS_PER_WRITE - 1:
+                write("".join(pieces))
+                pieces.clear()
+        write("".join(pieces))
         write("\n  ],\n")
     else:
         write('  "steps": [],\n')

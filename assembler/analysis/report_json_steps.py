@@ -75,7 +75,13 @@ class _Markers:
         return _marker(self.n - 1)
 
 
-def _step_template(platform: bool, ttl: bool, tokens: tuple[str, ...], warnings: bool) -> str:
+_BLOCKS = "\x01blocks\x01"  # where a step's blocks go: the template is cut there
+
+
+def _step_template(
+    platform: bool, ttl: bool, tokens: tuple[str, ...], warnings: bool
+) -> tuple[str, str]:
+    """The step's text before its blocks and after them."""
     m = _Markers()
     shape: dict[str, Any] = {
         "step": m(),
@@ -100,14 +106,15 @@ def _step_template(platform: bool, ttl: bool, tokens: tuple[str, ...], warnings:
     }
     shape["miss"] = m()
     shape["cost"] = {"usd": m(), "usd_without_cache": m()}
-    shape["blocks"] = m()
+    shape["blocks"] = _BLOCKS
     shape["measured"] = m()
     shape["provider_diagnostic"] = m()
     shape["inferred"] = m()
     if warnings:
         shape["warnings"] = m()
     shape["measured_check"] = m()
-    return _template(shape, 2)
+    head, tail = _template(shape, 2).split(_quote(_BLOCKS))
+    return head, tail
 
 
 _BLOCK_TEMPLATE = _template(
@@ -130,11 +137,11 @@ _MISS_TEMPLATE = _template(
     ),
     3,
 )
-_BLOCK_SEPARATOR = ",\n        "  # between the items of a step's blocks (level 4)
+_BLOCK_SEPARATOR = ",\n        "  # before each of a step's blocks but the first (level 4)
 
 
 class StepText:
-    """``text(step)``: one step's JSON text.
+    """``add(step, out)``: one step's JSON text, in pieces.
 
     ``rare(step)`` gives the generic object's members a step seldom has (measured
     usage, the provider's diagnostic, inferred sizes, warnings);
@@ -150,7 +157,7 @@ class StepText:
         self._check = check
         self._blocks: dict[int, tuple[BlockAnalysis, str]] = {}
         self._paths: dict[tuple[str, ...], str] = {}
-        self._templates: dict[tuple[bool, bool, tuple[str, ...], bool], str] = {}
+        self._templates: dict[tuple[bool, bool, tuple[str, ...], bool], tuple[str, str]] = {}
         self._last_blocks: tuple[BlockAnalysis, ...] = ()
         self._last_texts: list[str] = []
 
@@ -181,12 +188,12 @@ class StepText:
             else:
                 values = (name, layer, section, tokens, cache, change, mark)
                 text = _BLOCK_TEMPLATE % tuple(scalar(x, 5) for x in values)
-            kept = self._blocks[id(b)] = (b, text)
+            kept = self._blocks[id(b)] = (b, _BLOCK_SEPARATOR + text)
         return kept[1]
 
     def _block_texts(self, blocks: tuple[BlockAnalysis, ...]) -> list[str]:
-        """The blocks' texts; those the previous step had in the same leading places
-        (the very same records) are taken from its list, not looked up again."""
+        """The blocks' texts, each after a separator; those the previous step had in
+        the same leading places (the very same records) are taken from its list."""
         same = list(map(operator.is_, blocks, self._last_blocks))
         k = same.index(False) if False in same else len(same)
         block = self._block
@@ -211,7 +218,9 @@ class StepText:
             text = self._paths[path] = dumps_indented(list(path), 3)
         return text
 
-    def text(self, s: StepAnalysis) -> str:
+    def add(self, s: StepAnalysis, out: list[str]) -> None:
+        """Append the step's text to ``out`` in pieces: the blocks' kept texts are
+        copied once, when ``out`` is joined."""
         v = scalar
         platform = bool(s.platform) and s.platform != s.provider
         tokens = s.tokens
@@ -236,7 +245,6 @@ class StepText:
         if s.write_ttl:
             values.append(v(s.write_ttl, 3))
         values += [_int(n, 4) for n in tokens.values()]
-        blocks = _BLOCK_SEPARATOR.join(self._block_texts(s.blocks))
         values += (
             _int(s.read, 4),
             _int(s.write, 4),
@@ -246,18 +254,25 @@ class StepText:
             "null" if s.miss is None else self._miss(s.miss),
             v(round(s.usd, 8), 4),
             v(round(s.usd_without_cache, 8), 4),
-            f"[\n        {blocks}\n      ]" if blocks else "[]",
         )
-        if rare:
-            values += (v(rare["measured"], 3), v(rare["provider_diagnostic"], 3))
-            values.append(v(rare["inferred"], 3))
-            if s.warnings:
-                values.append(v(rare["warnings"], 3))
+        head, tail = template
+        texts = self._block_texts(s.blocks)
+        if texts:  # the first block without its separator's comma
+            out.append(head % tuple(values) + "[" + texts[0][1:])
+            out += texts[1:]
+            out.append("\n      ]")
         else:
-            values += ("null", "null", "[]")
+            out.append(head % tuple(values) + "[]")
+        if rare:
+            after = [v(rare["measured"], 3), v(rare["provider_diagnostic"], 3)]
+            after.append(v(rare["inferred"], 3))
+            if s.warnings:
+                after.append(v(rare["warnings"], 3))
+        else:
+            after = ["null", "null", "[]"]
         check = self._check(s)
-        values.append("null" if check is None else v(check, 3))
-        return template % tuple(values)
+        after.append("null" if check is None else v(check, 3))
+        out.append(tail % tuple(after))
 
 
 def _int(value: object, level: int) -> object:
