@@ -156,6 +156,7 @@ class StepText:
         self._rare = rare
         self._check = check
         self._blocks: dict[int, tuple[BlockAnalysis, str]] = {}
+        self._contents: dict[tuple[object, ...], str] = {}
         self._paths: dict[tuple[str, ...], str] = {}
         self._templates: dict[tuple[bool, bool, tuple[str, ...], bool], tuple[str, str]] = {}
         self._last_blocks: tuple[BlockAnalysis, ...] = ()
@@ -174,17 +175,21 @@ class StepText:
                 and type(cache) is str
                 and type(change) is str
                 and (mark is None or type(mark) is int)
-            ):  # the usual types (not a subclass, not a bool for an int): spelled here
-                q = _quote
-                text = _BLOCK_TEMPLATE % (
-                    q(name),
-                    q(layer),
-                    q(section),
-                    tokens,
-                    q(cache),
-                    q(change),
-                    "null" if mark is None else mark,
-                )
+            ):  # the usual types (not a subclass, not a bool for an int): spelled here,
+                # once per content (a block back in an earlier state is a new record)
+                content = (name, layer, section, tokens, cache, change, mark)
+                text = self._contents.get(content)
+                if text is None:
+                    q = _quote
+                    text = self._contents[content] = _BLOCK_TEMPLATE % (
+                        q(name),
+                        q(layer),
+                        q(section),
+                        tokens,
+                        q(cache),
+                        q(change),
+                        "null" if mark is None else mark,
+                    )
             else:
                 values = (name, layer, section, tokens, cache, change, mark)
                 text = _BLOCK_TEMPLATE % tuple(scalar(x, 5) for x in values)
