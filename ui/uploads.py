@@ -21,7 +21,8 @@ from ui import data
 from ui.html import literal
 
 PREFIX = "upload:"
-#: Uploads the server keeps for deep links, least recently used dropped first.
+#: Uploads the server keeps for deep links, least recently used dropped first: at most
+#: this many, and at most ``data.CACHE_FILE_BYTES`` of them together (the newest always).
 MAX_KEPT = 16
 #: Characters of the content hash in a link.
 LINK_HASH = 16
@@ -52,7 +53,9 @@ def _keep(kept: Kept) -> None:
     with store["lock"]:
         items[kept.link] = kept
         items.move_to_end(kept.link)
-        while len(items) > MAX_KEPT:
+        while len(items) > 1 and (
+            len(items) > MAX_KEPT or sum(len(k.raw) for k in items.values()) > data.CACHE_FILE_BYTES
+        ):
             items.popitem(last=False)
 
 
