@@ -75,13 +75,24 @@ def current() -> Kept | None:
     return kept if isinstance(kept, Kept) else None
 
 
+#: The uploader's key; after each accepted upload it gets a new one (``upload_session_<n>``).
+UPLOADER = "upload_session"
+#: How many uploads this browser session has accepted.
+ACCEPTED = "_uploads_accepted"
+
+
+def uploader_key() -> str:
+    n = int(st.session_state.get(ACCEPTED, 0))
+    return UPLOADER if n == 0 else f"{UPLOADER}_{n}"
+
+
 def uploader(errors: list[str]) -> None:
     """The uploader, and the name and summary of what is loaded."""
     sb = st.sidebar
     ups = sb.file_uploader(
         "Session or transcript (.yaml, .jsonl, .zip)",
         type=["yaml", "yml", "jsonl", "json", "zip"],
-        key="upload_session",
+        key=uploader_key(),
         accept_multiple_files=True,
         max_upload_size=data.MAX_SESSION_MB,
         help=(
@@ -130,3 +141,7 @@ def _read(files: list[Any], errors: list[str]) -> None:
     _keep(kept)
     st.session_state[STATE] = kept
     st.toast(literal(f"{upload.name}: {upload.summary}"), icon=":material/upload_file:")
+    # Kept now: an empty uploader in its place. Streamlit copies a widget's value on every
+    # run (a 33 MB file: 13 ms and 33 MB more per step) and holds the file while it shows.
+    st.session_state[ACCEPTED] = int(st.session_state.get(ACCEPTED, 0)) + 1
+    st.rerun()

@@ -216,3 +216,18 @@ def test_kept_uploads_stay_within_the_byte_budget_the_newest_always(
     assert names == ["s1.jsonl", "s2.jsonl"]  # 120 bytes were over 100: the oldest went
     uploads._keep(uploads.Kept("big.jsonl", b"x" * 500, "f" * 64, "big"))
     assert [k.name for k in uploads._store()["items"].values()] == ["big.jsonl"]
+
+
+def test_an_accepted_upload_leaves_an_empty_uploader_and_stays_loaded() -> None:
+    at = _upload([(CODEX.name, CODEX.read_bytes())])
+    (widget,) = at.get("file_uploader")
+    assert widget.key == "upload_session_1" and not widget.value  # the file is not held twice
+    at.button(key="next").click().run()
+    assert at.subheader[0].value == "Step 2 / 5"
+    assert any("Codex rollout, 5 requests" in c for c in _captions(at))
+    # another file goes into the new uploader and replaces the first
+    at.file_uploader(key="upload_session_1").upload(MAIN.name, MAIN.read_bytes())
+    at.run()
+    assert not at.exception and not at.error
+    assert at.get("file_uploader")[0].key == "upload_session_2"
+    assert any("Claude Code transcript" in c for c in _captions(at))
