@@ -142,6 +142,20 @@ def _read(files: list[Any], errors: list[str]) -> None:
     st.session_state[STATE] = kept
     st.toast(literal(f"{upload.name}: {upload.summary}"), icon=":material/upload_file:")
     # Kept now: an empty uploader in its place. Streamlit copies a widget's value on every
-    # run (a 33 MB file: 13 ms and 33 MB more per step) and holds the file while it shows.
+    # run (a 33 MB file: 13 ms and 33 MB more per step), and its upload store would hold the
+    # files (a raw transcript beside the session made of it) until the browser session ends.
+    _release(files)
     st.session_state[ACCEPTED] = int(st.session_state.get(ACCEPTED, 0)) + 1
     st.rerun()
+
+
+def _release(files: list[Any]) -> None:
+    """Drop accepted files from Streamlit's in-memory upload store, as its chat input does."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or not isinstance(ctx.uploaded_file_mgr, MemoryUploadedFileManager):
+        return
+    for f in files:
+        ctx.uploaded_file_mgr.remove_file(session_id=ctx.session_id, file_id=f.file_id)
