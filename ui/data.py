@@ -190,8 +190,8 @@ def visitor() -> str | None:
 #: Session files behind what the server keeps parsed, and behind what it keeps analysed,
 #: for all users together: two files at the upload limit, so one user's big session does
 #: not evict every other user's. Measured (RSS, generated 20,000-step session, 33 MB): a
-#: session parsed takes 4.3x its file, its analysis 3.1x. So at most about 0.36 GB of
-#: sessions, 0.26 GB of analyses and 0.26 GB of comparisons (two analyses each), whatever
+#: session parsed takes 4.3x its file, its analysis about 3x. So at most about 0.36 GB of
+#: sessions, 0.25 GB of analyses and 0.25 GB of comparisons (two analyses each), whatever
 #: the number of users (``docs/app.md``).
 CACHE_FILE_BYTES = 2 * MAX_SESSION_MB * 1024 * 1024
 
