@@ -109,8 +109,17 @@ def body() -> None:
                 + ("; ".join(parts) if parts else "no block changed")
                 + f"; {len(changes.get('unchanged', []))} unchanged."
             )
-        with st.expander("Block text and what changed", icon=":material/difference:"):
-            step_blocks.block_detail(a, s)
+        detail = st.expander(
+            "Block text and what changed",
+            icon=":material/difference:",
+            key=step_blocks.DETAIL_OPEN,
+            on_change="rerun",
+        )
+        with detail:
+            # Drawn only while open: a closed expander's content would still be built and sent
+            # on every step, and a long call tree's diff is seconds at 20,000 steps.
+            if detail.open:
+                step_blocks.block_detail(a, s)
         with st.expander("The request as sent", icon=":material/data_object:"):
             step_blocks.wire_view(sel.session, sel.layout.layout, s, a.provider, sel.ttl)
     with right:

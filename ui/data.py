@@ -34,8 +34,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
 DEFAULT_SESSION = "research_agent"
 
-#: Uploads larger than this are refused before they are parsed (MB, as Streamlit counts).
-MAX_SESSION_MB = 20
+#: Uploads larger than this are refused before they are parsed (MB, as Streamlit counts:
+#: MiB). Measured on a real server (``bench_app_rerun.py --browser``): a session opened
+#: costs about 9.6 bytes of server memory per byte of its file (parsed, analysed, and the
+#: upload itself), so 40 MB stands for about 0.4 GB; it takes a 20,000-step session (33 MB)
+#: with room, and its analysis stays well inside ``ANALYSIS_SECONDS`` on two busy cores.
+MAX_SESSION_MB = 40
 MAX_LAYOUT_MB = 1
 
 #: Providers the cache engine simulates, and how their models are recognised in genai-prices.
@@ -92,7 +96,7 @@ class ByteBudget:
     """Least recently used entries, bounded by the bytes they stand for, not their count.
 
     A parsed session or its analysis costs a multiple of its file's size, so the
-    file's size is the weight: one user's 20 MB upload evicts several small
+    file's size is the weight: one user's 40 MB upload evicts several small
     entries rather than sitting beside eleven more like it. Each entry remembers
     the browser sessions that used it, so what a closed one alone used is dropped.
     """
@@ -184,10 +188,12 @@ def visitor() -> str | None:
 
 
 #: Session files behind what the server keeps parsed, and behind what it keeps analysed,
-#: for all users together. Measured on a generated 1,500-step session (2.6 MB of YAML,
-#: tracemalloc): parsed, 5.4x its file; analysed, 14x more. So about 130 MB of sessions
-#: and 340 MB of analyses at most, whatever the number of users.
-CACHE_FILE_BYTES = 24 * 1024 * 1024
+#: for all users together: two files at the upload limit, so one user's big session does
+#: not evict every other user's. Measured (RSS, generated 20,000-step session, 33 MB): a
+#: session parsed takes 4.3x its file, its analysis about 3x. So at most about 0.36 GB of
+#: sessions, 0.25 GB of analyses and 0.25 GB of comparisons (two analyses each), whatever
+#: the number of users (``docs/app.md``).
+CACHE_FILE_BYTES = 2 * MAX_SESSION_MB * 1024 * 1024
 
 
 @st.cache_resource(show_spinner=False)

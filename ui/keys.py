@@ -36,16 +36,22 @@ export default function(component) {
     const app = document.querySelector('[data-testid="stApp"]');
     return !app || app.getAttribute("data-test-script-state") !== "running";
   };
-  // Send the running total only while no run is drawing, so no value is lost in a rerun.
+  // Send the running total only while no run is drawing, so no value is lost in a rerun:
+  // at once when the page is idle, else at the first 40 ms tick that finds it idle.
+  const tick = () => {
+    if (!k.active) return;
+    if (k.net === k.sent) {
+      if (k.timer !== null) { clearInterval(k.timer); k.timer = null; }
+      return;
+    }
+    if (!idle()) return;
+    k.sent = k.net;
+    k.send("net", k.net);
+  };
   const flush = () => {
     if (k.timer !== null) return;
-    k.timer = setInterval(() => {
-      if (!k.active) return;
-      if (k.net === k.sent) { clearInterval(k.timer); k.timer = null; return; }
-      if (!idle()) return;
-      k.sent = k.net;
-      k.send("net", k.net);
-    }, 40);
+    tick();
+    if (k.net !== k.sent) k.timer = setInterval(tick, 40);
   };
   k.flush = flush;
   if (k.net !== k.sent) flush();

@@ -100,17 +100,32 @@ DIFF_STYLE = """<style>
 </style>"""
 
 
+#: The state of the step view's "Block text and what changed" expander (open or closed).
+DETAIL_OPEN = "block_detail_open"
+#: The block picked in it; kept while the expander is closed (its widget then is not drawn).
+PICKED = "_block_text_picked"
+
+
+def _pick() -> None:
+    st.session_state[PICKED] = st.session_state["block_text_choice"]
+
+
 def block_detail(a: SessionAnalysis, s: StepAnalysis) -> None:
     """Pick a block: its text, and its line diff against the previous step."""
     names = [b.name for b in s.blocks]
     if not names:
         return
     changed = [b.name for b in s.blocks if b.change in ("changed", "released", "new")]
-    st.session_state.setdefault("block_text_choice", changed[0] if changed else names[0])
-    if st.session_state["block_text_choice"] not in names:
-        st.session_state["block_text_choice"] = changed[0] if changed else names[0]
+    picked = st.session_state.get(PICKED)
+    st.session_state["block_text_choice"] = (
+        picked if picked in names else changed[0] if changed else names[0]
+    )
     chosen = st.selectbox(
-        "Block", names, key="block_text_choice", help="Changed blocks are chosen first."
+        "Block",
+        names,
+        key="block_text_choice",
+        on_change=_pick,
+        help="Changed blocks are chosen first.",
     )
     block = next(b for b in s.blocks if b.name == chosen)
     previous = a.steps[s.step - 2] if s.step > 1 else None

@@ -21,7 +21,8 @@ from ui import data
 from ui.html import literal
 
 PREFIX = "upload:"
-#: Uploads the server keeps for deep links, least recently used dropped first.
+#: Uploads the server keeps for deep links, least recently used dropped first: at most
+#: this many, and at most ``data.CACHE_FILE_BYTES`` of them together (the newest always).
 MAX_KEPT = 16
 #: Characters of the content hash in a link.
 LINK_HASH = 16
@@ -52,7 +53,9 @@ def _keep(kept: Kept) -> None:
     with store["lock"]:
         items[kept.link] = kept
         items.move_to_end(kept.link)
-        while len(items) > MAX_KEPT:
+        while len(items) > 1 and (
+            len(items) > MAX_KEPT or sum(len(k.raw) for k in items.values()) > data.CACHE_FILE_BYTES
+        ):
             items.popitem(last=False)
 
 
@@ -72,13 +75,24 @@ def current() -> Kept | None:
     return kept if isinstance(kept, Kept) else None
 
 
+#: The uploader's key; after each accepted upload it gets a new one (``upload_session_<n>``).
+UPLOADER = "upload_session"
+#: How many uploads this browser session has accepted.
+ACCEPTED = "_uploads_accepted"
+
+
+def uploader_key() -> str:
+    n = int(st.session_state.get(ACCEPTED, 0))
+    return UPLOADER if n == 0 else f"{UPLOADER}_{n}"
+
+
 def uploader(errors: list[str]) -> None:
     """The uploader, and the name and summary of what is loaded."""
     sb = st.sidebar
     ups = sb.file_uploader(
         "Session or transcript (.yaml, .jsonl, .zip)",
         type=["yaml", "yml", "jsonl", "json", "zip"],
-        key="upload_session",
+        key=uploader_key(),
         accept_multiple_files=True,
         max_upload_size=data.MAX_SESSION_MB,
         help=(
@@ -127,3 +141,21 @@ def _read(files: list[Any], errors: list[str]) -> None:
     _keep(kept)
     st.session_state[STATE] = kept
     st.toast(literal(f"{upload.name}: {upload.summary}"), icon=":material/upload_file:")
+    # Kept now: an empty uploader in its place. Streamlit copies a widget's value on every
+    # run (a 33 MB file: 13 ms and 33 MB more per step), and its upload store would hold the
+    # files (a raw transcript beside the session made of it) until the browser session ends.
+    _release(files)
+    st.session_state[ACCEPTED] = int(st.session_state.get(ACCEPTED, 0)) + 1
+    st.rerun()
+
+
+def _release(files: list[Any]) -> None:
+    """Drop accepted files from Streamlit's in-memory upload store, as its chat input does."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or not isinstance(ctx.uploaded_file_mgr, MemoryUploadedFileManager):
+        return
+    for f in files:
+        ctx.uploaded_file_mgr.remove_file(session_id=ctx.session_id, file_id=f.file_id)

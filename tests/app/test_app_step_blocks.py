@@ -9,6 +9,8 @@ import pytest
 from app_helpers import ROOT, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
+from ui.step_blocks import DETAIL_OPEN
+
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures" / "claude_code"
 FILES = [FIX / "session.jsonl", FIX / "subagents" / "agent-a1b2c3.jsonl"]
 
@@ -85,12 +87,34 @@ def test_a_block_shows_its_line_diff_against_the_previous_step() -> None:
     at.query_params["step"] = "2"
     at.run()
     assert not at.exception and not at.error
+    assert not _picker(at)  # closed: its content is not built
+    at.session_state[DETAIL_OPEN] = True
+    at.run()
     at.selectbox(key="block_text_choice").select("call_tree").run()
     page = _html(at)
     assert 'class="cai-add"' in page  # step 2 appended to the tree
     assert "+" in page.split('class="cai-diffsum"')[1][:20]
     # user text is escaped, never markup
     assert "&lt;script&gt;" in page and "<script>window" not in page
+
+
+def _picker(at: AppTest) -> list[object]:
+    return [w for w in at.selectbox if w.key == "block_text_choice"]
+
+
+def test_the_picked_block_stays_while_the_detail_is_closed_and_steps_move() -> None:
+    at = new_app(step="3")
+    at.run()
+    at.session_state[DETAIL_OPEN] = True
+    at.run()
+    at.selectbox(key="block_text_choice").select("tools").run()
+    at.session_state[DETAIL_OPEN] = False
+    at.button(key="next").click().run()
+    assert not _picker(at) and at.subheader[0].value == "Step 4 / 21"
+    at.session_state[DETAIL_OPEN] = True
+    at.run()
+    assert at.selectbox(key="block_text_choice").value == "tools"
+    assert not at.exception and not at.error
 
 
 def test_the_request_as_sent_is_viewable_and_downloadable() -> None:

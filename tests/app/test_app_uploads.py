@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from app_helpers import PAGES, ROOT, new_app
 from streamlit.testing.v1 import AppTest
 
@@ -176,3 +177,57 @@ def test_the_providers_own_diagnostic_is_shown_beside_our_cause() -> None:
     assert any(
         "provider" in c and first.diagnostic.sentence.split(":")[0] in c for c in captions
     ), captions
+
+
+def test_a_file_over_the_limit_is_refused_in_one_line_before_it_is_read() -> None:
+    from ui import data
+
+    size = data.MAX_SESSION_MB * 1024 * 1024 + 1
+    at = new_app()
+    at.run()
+    at.selectbox(key="w_sel_session").select(UPLOAD).run()
+    at.file_uploader(key="upload_session").upload("big.jsonl", b" " * size)
+    at.run()
+    assert not at.exception
+    (error,) = [e.value.strip("` ") for e in at.error]
+    assert error == f"big.jsonl: the file is {size:,} bytes; the limit is {data.MAX_SESSION_MB} MB"
+
+
+def test_the_server_and_the_uploader_have_one_limit() -> None:
+    import tomllib
+
+    from ui import data
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text("utf-8"))
+    assert config["server"]["maxUploadSize"] == data.MAX_SESSION_MB
+    # a generated 20,000-step session (33,121,182 bytes) opens
+    assert data.MAX_SESSION_MB * 1024 * 1024 > 33_121_182
+
+
+def test_kept_uploads_stay_within_the_byte_budget_the_newest_always(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ui import data, uploads
+
+    monkeypatch.setattr(data, "CACHE_FILE_BYTES", 100)
+    for i in range(3):
+        uploads._keep(uploads.Kept(f"s{i}.jsonl", b"x" * 40, str(i) * 64, "small"))
+    names = [k.name for k in uploads._store()["items"].values()]
+    assert names == ["s1.jsonl", "s2.jsonl"]  # 120 bytes were over 100: the oldest went
+    uploads._keep(uploads.Kept("big.jsonl", b"x" * 500, "f" * 64, "big"))
+    assert [k.name for k in uploads._store()["items"].values()] == ["big.jsonl"]
+
+
+def test_an_accepted_upload_leaves_an_empty_uploader_and_stays_loaded() -> None:
+    at = _upload([(CODEX.name, CODEX.read_bytes())])
+    (widget,) = at.get("file_uploader")
+    assert widget.key == "upload_session_1" and not widget.value  # the file is not held twice
+    at.button(key="next").click().run()
+    assert at.subheader[0].value == "Step 2 / 5"
+    assert any("Codex rollout, 5 requests" in c for c in _captions(at))
+    # another file goes into the new uploader and replaces the first
+    at.file_uploader(key="upload_session_1").upload(MAIN.name, MAIN.read_bytes())
+    at.run()
+    assert not at.exception and not at.error
+    assert at.get("file_uploader")[0].key == "upload_session_2"
+    assert any("Claude Code transcript" in c for c in _captions(at))
