@@ -21,7 +21,7 @@ from assembler.cache.pricing import price
 from assembler.cache.rules import anthropic_minimum, parse_duration, rules
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.tokenizers import counter, tokenizer_for
-from assembler.design.calltree_yaml import estimate_tokens
+from assembler.design.calltree_scalars import estimate_tokens
 from assembler.design.wire import WireBuilder
 from assembler.sessions.model import Session
 

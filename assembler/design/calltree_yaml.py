@@ -25,107 +25,25 @@ costs the active path plus one string join per finished sibling.
 
 from __future__ import annotations
 
-import json
-import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 
 from assembler.design import calltree_pieces as pieces
 from assembler.design.calltree import CallNode, Expose, RenderRange, Status, TreeOptions
+from assembler.design.calltree_scalars import (
+    CHARS_PER_TOKEN,
+    estimate_tokens,
+    extra_lines,
+    field_lines,
+    list_item,
+    name_scalar,
+)
 from assembler.design.calltree_walk import effective, flatten, flow, pending
 from assembler.design.piece_text import PieceText
 
 OPEN_TAG = "<call_tree>"
 CLOSE_TAG = "</call_tree>"
-
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*\Z")
-_RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
-# Characters PyYAML refuses or folds inside a double-quoted scalar; JSON leaves them raw.
-_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
-# Anything that would make a literal block scalar unfaithful.
-_BLOCK_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
-)
-
-# A line ending in a space or a tab: a literal block would drop it.
-_TRAILING_BLANK = re.compile(r"[ \t](?:\n|\Z)")
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def quote(text: str) -> str:
-    """A double-quoted YAML scalar that parses back to ``text`` exactly."""
-    return _UNSAFE.sub(_escape, json.dumps(text, ensure_ascii=False))
-
-
-def name_scalar(name: str) -> str:
-    """Function names stay plain when YAML would read them back unchanged."""
-    if _PLAIN.match(name) and name.lower() not in _RESERVED:
-        return name
-    return quote(name)
-
-
-def _block_ok(text: str) -> bool:
-    return (
-        "\n" in text.rstrip("\n")
-        and not _BLOCK_UNSAFE.search(text)
-        and not text[:1].isspace()
-        and not text.endswith("\n\n")
-        and not _TRAILING_BLANK.search(text)
-    )
-
-
-def field_lines(key: str, value: str, indent: int) -> list[str]:
-    """``key: value`` at ``indent``; multi-line text as a literal ``|`` block."""
-    pad = " " * indent
-    if _block_ok(value):
-        chomp = "" if value.endswith("\n") else "-"
-        body = value[:-1] if value.endswith("\n") else value
-        inner = " " * (indent + 2)
-        return [f"{pad}{key}: |{chomp}"] + [
-            f"{inner}{line}" if line else "" for line in body.split("\n")
-        ]
-    return [f"{pad}{key}: {quote(value)}"]
-
-
-#: The budget is in tokens, estimated from characters. Three characters a token
-#: over-counts English and YAML, so a folded tree stays under its budget when
-#: counted with a real tokenizer.
-CHARS_PER_TOKEN = 3
-
-
-def estimate_tokens(text: str) -> int:
-    return -(-len(text) // CHARS_PER_TOKEN)
-
-
-def _extras(node: CallNode, expose: Expose, indent: int) -> list[str]:
-    """The ``llm`` and ``tools`` lists that ``expose=llm`` / ``full`` keep."""
-    lines: list[str] = []
-    pad = " " * indent
-    if expose in (Expose.LLM, Expose.FULL) and node.llm:
-        lines.append(f"{pad}llm:")
-        for ex in node.llm:
-            item = field_lines("input", ex.input, indent + 4)
-            item[0] = f"{pad}  - {item[0].lstrip()}"
-            lines += item + field_lines("output", ex.output, indent + 4)
-    if expose is Expose.FULL and node.tools:
-        lines.append(f"{pad}tools:")
-        for use in node.tools:
-            lines.append(f"{pad}  - name: {name_scalar(use.name)}")
-            if use.input is not None:
-                lines += field_lines("input", use.input, indent + 4)
-            if use.output is not None:
-                lines += field_lines("output", use.output, indent + 4)
-    return lines
-
-
-def _item(lines: list[str], indent: int) -> list[str]:
-    """Turn the first of a mapping's lines into a ``- `` list item."""
-    lines[0] = " " * indent + "- " + lines[0][indent + 2 :]
-    return lines
 
 
 class _Render:
@@ -178,13 +96,13 @@ class _Render:
                 body += field_lines("output", out, inner)
             if out is None or mode not in ("released", "folded"):
                 body.append(f"{' ' * inner}status: done")
-            body += _extras(node, expose, inner)
+            body += extra_lines(node, expose, inner)
             kids = list(flatten(node.children, options)) if mode != "folded" else []
             if kids:
                 body.append(f"{' ' * inner}children:")
                 child_mode = "kept" if mode == "kept" else "collapsed"
                 body += [k.rendered[(inner + 2, child_mode, self.oid)] for k in kids]
-            text = "\n".join(_item(body, indent))
+            text = "\n".join(list_item(body, indent))
         node.rendered[(indent, asked, self.oid)] = text
 
     def finished_children(
@@ -250,8 +168,8 @@ class _Render:
         if node.input is not None:
             body += field_lines("input", node.input, inner)
         body.append(f"{' ' * inner}status: running")
-        body += _extras(node, expose, inner)
-        text = "\n".join(_item(body, indent))
+        body += extra_lines(node, expose, inner)
+        text = "\n".join(list_item(body, indent))
         if expose is Expose.IO:
             _headers[key] = (node.input, node.function, text)
             if len(_headers) > _PREFIX_LIMIT:
@@ -265,7 +183,7 @@ class _Render:
         if node.input is not None:
             body += field_lines("input", node.input, inner)
         body.append(f"{' ' * inner}status: running")
-        return "\n".join(_item(body, indent))
+        return "\n".join(list_item(body, indent))
 
     def running(self, node: CallNode, indent: int, out: list[str]) -> None:
         """The running path, a level per turn; lines after a running child wait for it."""

@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from assembler import CallTreeBuilder, Expose, RenderRange, TreeOptions, render_call_tree
 from assembler.design.calltree import LLMExchange, ToolUse
-from assembler.design.calltree_yaml import field_lines, tree_yaml
+from assembler.design.calltree_scalars import field_lines
+from assembler.design.calltree_yaml import tree_yaml
 
 IO = TreeOptions()
 

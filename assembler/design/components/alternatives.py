@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from assembler.design.calltree import CallNode, Status
-from assembler.design.calltree_yaml import field_lines, name_scalar
+from assembler.design.calltree_scalars import field_lines, name_scalar
 from assembler.design.context import Context
 from assembler.design.layers import Layer, Placement
 from assembler.design.registry import ContextComponent
