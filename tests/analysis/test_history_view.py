@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from assembler.analysis.history_view import Fold, filter_rows, fold_history, turn_numbers
 from assembler.analysis.results import BlockAnalysis
 from assembler.analysis.text_diff import DiffLine, counts, line_diff
@@ -78,3 +81,19 @@ def test_line_diff_marks_added_and_removed_lines_with_context() -> None:
     assert counts(d) == (2, 1)
     assert DiffLine(" ", "line 0") not in d  # far from any change: elided
     assert line_diff(old, old) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=30),
+    st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=30),
+    st.lists(st.sampled_from(["a", "b", "x"]), max_size=20),
+)
+def test_a_full_context_diff_gives_back_both_texts(
+    head: list[str], tail: list[str], middle: list[str]
+) -> None:
+    old = "\n".join(head + middle + tail)
+    new = "\n".join(head + middle[::-1] + ["y"] + tail)
+    lines = line_diff(old, new, context=10**6)
+    assert [x.text for x in lines if x.kind in " -"] == old.splitlines()
+    assert [x.text for x in lines if x.kind in " +"] == new.splitlines()
