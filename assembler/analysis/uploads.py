@@ -19,6 +19,7 @@ from typing import Any
 
 from assembler.analysis.importing import import_session
 from assembler.sessions.importers import ImporterError
+from assembler.sessions.importers.records import MAX_BYTES as RECORDS_MAX_BYTES
 from assembler.sessions.model import FORMAT
 
 SESSION = "session"
@@ -89,18 +90,38 @@ def recognise(name: str, raw: bytes) -> str | None:
     return None
 
 
-def _unzip(name: str, raw: bytes) -> list[tuple[str, bytes]]:
+#: What the files of one zip may unpack to, all together: a transcript's own limit.
+MAX_UNZIPPED = RECORDS_MAX_BYTES
+
+
+def _unzip(name: str, raw: bytes, limit: int | None = None) -> list[tuple[str, bytes]]:
+    """The session files in a zip. Each is read with a cap on what is left of
+    ``limit`` (a zip's stated sizes can lie), so a small archive cannot unpack to
+    gigabytes."""
+    out: list[tuple[str, bytes]] = []
+    limit = MAX_UNZIPPED if limit is None else limit
+    left = limit
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as z:
-            return [
-                (info.filename, z.read(info))
-                for info in z.infolist()
-                if not info.is_dir()
-                and info.filename.endswith((".jsonl", ".json", ".yaml", ".yml"))
-                and "__MACOSX" not in info.filename
-            ]
-    except (zipfile.BadZipFile, OSError) as exc:
+            for info in z.infolist():
+                if (
+                    info.is_dir()
+                    or not info.filename.endswith((".jsonl", ".json", ".yaml", ".yml"))
+                    or "__MACOSX" in info.filename
+                ):
+                    continue
+                with z.open(info) as f:
+                    data = f.read(left + 1)
+                if len(data) > left:
+                    raise UploadError(
+                        f"{name}: its files unpack to more than {limit:,} bytes, the limit "
+                        "for one upload; expected a zip of session files under that size"
+                    )
+                left -= len(data)
+                out.append((info.filename, data))
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
         raise UploadError(f"{name}: not a readable zip archive ({exc})") from None
+    return out
 
 
 def _is_subagent(name: str) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from assembler.analysis import uploads
 from assembler.analysis.uploads import (
     CLAUDE_CODE,
     CODEX,
@@ -93,3 +94,17 @@ def test_an_importer_error_names_the_uploaded_file_not_a_temporary_path() -> Non
         read_upload([("mine.jsonl", bad)])
     assert str(err.value).startswith("mine.jsonl")
     assert "inspector-upload-" not in str(err.value)
+
+
+def test_a_zip_that_unpacks_past_the_limit_is_refused_before_it_is_read_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 64 MB of zeros compress to about 64 KB: a small upload, a large unpacking
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("session.jsonl", b"0" * (64 * 1024 * 1024))
+    raw = buffer.getvalue()
+    assert len(raw) < 1024 * 1024
+    monkeypatch.setattr(uploads, "MAX_UNZIPPED", 8 * 1024 * 1024)
+    with pytest.raises(UploadError, match=r"bomb\.zip: its files unpack to more than 8,388,608"):
+        uploads.read_upload([("bomb.zip", raw)])
