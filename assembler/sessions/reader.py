@@ -29,6 +29,21 @@ class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignor
     """
 
 
+def _number(text: str) -> int | float:
+    """A JSON or YAML number with a fraction of zero (``1.0``) read as the integer it
+    is, as JSON Schema reads it: every number in a session is a count or an index."""
+    value = float(text)
+    return int(value) if value.is_integer() and abs(value) <= 2**53 else value
+
+
+def _yaml_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
+    value = loader.construct_yaml_float(node)
+    return int(value) if value.is_integer() and abs(value) <= 2**53 else value
+
+
+_Loader.add_constructor("tag:yaml.org,2002:float", _yaml_number)
+_FastLoader.add_constructor("tag:yaml.org,2002:float", _yaml_number)
+
 _Loader.yaml_implicit_resolvers = _FastLoader.yaml_implicit_resolvers = {
     key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
@@ -199,13 +214,15 @@ def read_one_line_json(text: str) -> tuple[Any, Mapping[tuple[str | int, ...], i
     if not body.startswith("{") or "\n" in body or "\r" in body:
         return None
     try:
-        data = json.loads(body, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        data = json.loads(
+            body, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_number
+        )
     except (ValueError, RecursionError):
         return None
     return data, _LineOne()
 
 
-_raw_decode = json.JSONDecoder().raw_decode
+_raw_decode = json.JSONDecoder(parse_float=_number).raw_decode
 _JSON_SPACE = " \t\r"
 
 
@@ -224,7 +241,7 @@ def _json_line(line: str, hook: Any = None) -> Any:
         else:
             if end == len(line) or not line[end:].strip(_JSON_SPACE):
                 return value
-    return json.loads(line, object_pairs_hook=hook)
+    return json.loads(line, object_pairs_hook=hook, parse_float=_number)
 
 
 def read_jsonl(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:

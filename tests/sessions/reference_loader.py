@@ -71,7 +71,12 @@ def read_jsonl(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw, object_pairs_hook=_header_pairs if header is None else None)
+            # numbers read as the reader reads them (1.0 is the integer 1)
+            value = json.loads(
+                raw,
+                object_pairs_hook=_header_pairs if header is None else None,
+                parse_float=reader._number,
+            )
         except json.JSONDecodeError as exc:
             raise SessionError(source, f"not valid JSON: {exc.msg}", line=number) from None
         except _Duplicate as exc:
