@@ -20,7 +20,9 @@ from assembler.sessions.model import RequestSettings
 READ, WRITE, UNCACHED = "read", "write", "uncached"
 
 
-@dataclass(frozen=True, slots=True)
+# Never changed once made; not frozen, as every step makes one and a frozen
+# dataclass costs 2.5x to make (each field set through object.__setattr__).
+@dataclass(slots=True, unsafe_hash=True)
 class CacheResult:
     total: int
     read: int
