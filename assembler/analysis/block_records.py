@@ -1,22 +1,63 @@
-"""Per-block change detection and records shared between steps while a block and its cache state hold."""
+"""Per-block change detection and records shared between steps while a block and its cache state hold.
+
+Successive steps share most of their wire blocks as the very same objects (the
+wire builder keeps a block while its text and breakpoint hold). The leading
+blocks a step shares that way with the step before are counted once, at C
+speed (:func:`identical_prefix`); their change labels, layer sums and records
+are the previous step's, taken by slicing, and Python runs only over the
+blocks after them, so a step costs what changed in it, not its length.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter, eq, is_
 
-from assembler.analysis.results import BlockAnalysis
+from assembler.analysis.results import BlockAnalysis, block_analysis
 from assembler.cache.simulation import CacheResult
 from assembler.design.layers import Layer
-from assembler.design.piece_text import Content
 from assembler.design.wire import WireBlock
 from assembler.sessions.versions import SMALL, StoredText, TextVersions
+
+_NAME = attrgetter("name")
+
+# --- comparing blocks -------------------------------------------------------------------
+
+
+def same_text(a: WireBlock, b: WireBlock) -> bool:
+    """Whether two blocks carry the same text: the one place the analysis compares
+    the texts of two blocks (the very same block or content object answers first; a
+    call tree's pieces compare by length, then piece by piece)."""
+    if a is b:
+        return True
+    content = a.content
+    other = b.content
+    return content is other or content == other
+
+
+def identical_prefix(blocks: Sequence[WireBlock], before: Sequence[WireBlock]) -> int:
+    """How many leading ``blocks`` are the very objects of ``before``, counted at C speed."""
+    flags = list(map(is_, blocks, before))
+    flags.append(False)
+    return flags.index(False)
+
+
+def common_length(a: Sequence[object], b: Sequence[object], limit: int) -> int:
+    """How many of the first ``limit`` items of ``a`` and ``b`` are equal, at C speed."""
+    head = a[:limit]
+    if head == b[:limit] and len(head) == limit:
+        return limit
+    flags = list(map(eq, head, b[:limit]))
+    flags.append(False)
+    return flags.index(False)
+
 
 # --- one step -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # built at every step: a plain init costs a third of a frozen one
 class PreviousStep:
     """What the previous step left behind, for change and miss detection."""
 
@@ -29,44 +70,100 @@ class PreviousStep:
     day: str
     event_index: int
     platform: str = ""  # the serving platform with a cache of its own ("" the provider's API)
+    # the first block of each name, built on the first question (most steps ask none)
+    _named: dict[str, WireBlock] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def text_of(self, name: str) -> Content | None:
-        return next((b.content for b in self.blocks if b.name == name), None)
+    def block_named(self, name: str) -> WireBlock | None:
+        """The first of :attr:`blocks` called ``name``, if any."""
+        named = self._named
+        if named is None:
+            last_first = self.blocks[::-1]  # a later duplicate is overwritten by the first
+            named = dict(zip(map(_NAME, last_first), last_first, strict=True))
+            self._named = named
+        return named.get(name)
 
 
 def layer_tokens(blocks: Sequence[WireBlock], tokens: Sequence[int]) -> dict[str, int]:
-    out = {"total": sum(tokens), "tools": 0, "L0": 0, "L1": 0, "L2": 0}
-    for b, n in zip(blocks, tokens, strict=True):
-        out["tools" if b.section == "tools" else b.layer] += n  # a StrEnum: "L0" == Layer.L0
-    return out
+    """Tokens per layer (tools apart from L0) and in all."""
+    return LayerSums().of(blocks, tokens)
+
+
+class LayerSums:
+    """:func:`layer_tokens` of successive steps: running sums by position, of which the
+    leading blocks a call shares with the previous one (the same objects with the same
+    token counts) keep the previous call's."""
+
+    def __init__(self) -> None:
+        self._blocks: Sequence[WireBlock] = ()
+        self._tokens: Sequence[int] = ()
+        # tools, L0, L1, L2 tokens of the blocks before each position
+        self._running: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
+
+    def of(
+        self, blocks: Sequence[WireBlock], tokens: Sequence[int], same: int | None = None
+    ) -> dict[str, int]:
+        """``same``: how many leading ``blocks`` are the previous call's own objects
+        (None: counted here)."""
+        if same is None:
+            same = identical_prefix(blocks, self._blocks)
+        keep = same if tokens[:same] == self._tokens[:same] else 0
+        if not keep and same:
+            keep = common_length(tokens, self._tokens, same)
+        running = self._running[: keep + 1]
+        tools, l0, l1, l2 = running[-1]
+        for b, n in zip(blocks[keep:], tokens[keep:], strict=True):
+            if b.section == "tools":
+                tools += n
+            elif b.layer == "L0":  # a StrEnum: equal to its value
+                l0 += n
+            elif b.layer == "L1":
+                l1 += n
+            else:
+                l2 += n
+            running.append((tools, l0, l1, l2))
+        self._blocks, self._tokens, self._running = blocks, tokens, running
+        return {"total": sum(tokens), "tools": tools, "L0": l0, "L1": l1, "L2": l2}
 
 
 LAYER_NAMES = {layer: layer.value for layer in Layer}
 
 
 def block_changes(
-    blocks: Sequence[WireBlock], prev: PreviousStep | None, released: bool
+    blocks: Sequence[WireBlock],
+    prev: PreviousStep | None,
+    released: bool,
+    same: int | None = None,
 ) -> tuple[str, ...]:
+    """Per block: new, changed, unchanged or released (the call tree after a finished
+    call's io was let go). ``same``: how many leading ``blocks`` are the very objects
+    of the previous step's (None: counted here); they are unchanged without a look."""
     if prev is None:
         return ("new",) * len(blocks)
-    out: list[str] = []
     before = prev.blocks
-    for i, b in enumerate(blocks):
-        if i < len(before) and before[i] is b:  # the very block of the last step
+    if same is None:
+        same = identical_prefix(blocks, before)
+    head = ("unchanged",) * same
+    if same == len(blocks):
+        return head
+    out: list[str] = []
+    n_before = len(before)
+    for i in range(same, len(blocks)):
+        b = blocks[i]
+        old = before[i] if i < n_before else None
+        if old is b:  # the very block of the last step
             out.append("unchanged")
             continue
-        old = before[i].content if i < len(before) and before[i].name == b.name else None
-        if old is None:
-            old = prev.text_of(b.name)
+        if old is None or old.name != b.name:
+            old = prev.block_named(b.name)
         if old is None:
             out.append("new")
-        elif old is b.content or old == b.content:
+        elif same_text(old, b):
             out.append("unchanged")
         elif released and b.name == "call_tree":
             out.append("released")
         else:
             out.append("changed")
-    return tuple(out)
+    return head + tuple(out)
 
 
 class BlockRecords:
@@ -75,12 +172,22 @@ class BlockRecords:
     A block that is the very wire block of an earlier step (an unchanged system
     prompt) in the same cache state gets the same record back, so a long
     session holds a few records per component rather than one per step; a
-    changed long text is kept as a delta against its previous version.
+    changed long text is kept as a delta against its previous version. The
+    leading blocks of a call that are the previous call's, with the same tokens,
+    cache state and change, take its records by slicing.
     """
 
     def __init__(self) -> None:
         self._by_name: dict[str, tuple[WireBlock, dict[tuple[str, str, int], BlockAnalysis]]] = {}
         self._versions: dict[str, TextVersions] = {}
+        # the previous call: its blocks, their tokens, cache states, changes and records
+        self._last: tuple[
+            Sequence[WireBlock],
+            Sequence[int],
+            Sequence[str],
+            Sequence[str],
+            tuple[BlockAnalysis, ...],
+        ] = ((), (), (), (), ())
 
     def _stored(self, b: WireBlock) -> str | StoredText:
         if len(b.content) < SMALL:
@@ -91,42 +198,91 @@ class BlockRecords:
         return log.add(b.content)
 
     def analyses(
-        self, blocks: Sequence[WireBlock], result: CacheResult, changes: Sequence[str]
+        self,
+        blocks: Sequence[WireBlock],
+        result: CacheResult,
+        changes: Sequence[str],
+        same: int | None = None,
     ) -> tuple[BlockAnalysis, ...]:
+        """``same``: how many leading ``blocks`` are the previous call's own objects
+        (None: counted here)."""
+        tokens, states = result.block_tokens, result.block_cache
+        last_blocks, last_tokens, last_states, last_changes, last_records = self._last
+        if same is None:
+            same = identical_prefix(blocks, last_blocks)
+        keep = same  # a record is a function of the block, its tokens, cache state and change
+        if keep and (
+            tokens[:keep] != last_tokens[:keep]
+            or states[:keep] != last_states[:keep]
+            or changes[:keep] != last_changes[:keep]
+        ):
+            keep = common_length(tokens, last_tokens, keep)
+            keep = common_length(states, last_states, keep)
+            keep = common_length(changes, last_changes, keep)
+        out = last_records[:keep] + self._fresh(blocks, tokens, states, changes, keep)
+        self._last = (blocks, tokens, states, changes, out)
+        return out
+
+    def _fresh(
+        self,
+        blocks: Sequence[WireBlock],
+        tokens: Sequence[int],
+        states: Sequence[str],
+        changes: Sequence[str],
+        start: int,
+    ) -> tuple[BlockAnalysis, ...]:
+        """The records of the blocks from ``start`` on, through the records kept by name."""
         out: list[BlockAnalysis] = []
         by_name = self._by_name
         for b, n, c, ch in zip(
-            blocks, result.block_tokens, result.block_cache, changes, strict=True
+            blocks[start:], tokens[start:], states[start:], changes[start:], strict=True
         ):
             kept = by_name.get(b.name)
-            if kept is None or kept[0] is not b:
-                kept = by_name[b.name] = (b, {})
-            records = kept[1]
-            key = (c, ch, n)
-            record = records.get(key)
-            if record is None:
-                same = next(iter(records.values()), None)
-                record = records[key] = BlockAnalysis(
-                    name=b.name,
-                    layer=LAYER_NAMES[b.layer],
-                    section=b.section,
-                    tokens=n,
-                    cache=c,
-                    change=ch,
-                    breakpoint=b.breakpoint,
-                    stored=same.stored if same is not None else self._stored(b),
-                    cacheable=b.cacheable,
+            if kept is not None and kept[0] is b:
+                records = kept[1]
+                key = (c, ch, n)
+                record = records.get(key)
+                if record is None:  # the block's text is stored once, whatever its states
+                    stored = next(iter(records.values())).stored
+                    record = records[key] = block_analysis(
+                        b.name,
+                        LAYER_NAMES[b.layer],
+                        b.section,
+                        n,
+                        c,
+                        ch,
+                        b.breakpoint,
+                        stored,
+                        b.cacheable,
+                    )
+            else:
+                stored = self._stored(b)
+                record = block_analysis(
+                    b.name,
+                    LAYER_NAMES[b.layer],
+                    b.section,
+                    n,
+                    c,
+                    ch,
+                    b.breakpoint,
+                    stored,
+                    b.cacheable,
                 )
+                by_name[b.name] = (b, {(c, ch, n): record})
             out.append(record)
         return tuple(out)
 
 
-def first_difference(blocks: Sequence[WireBlock], prev: PreviousStep) -> int:
+def first_difference(blocks: Sequence[WireBlock], prev: PreviousStep, start: int = 0) -> int:
+    """The first block that is not the previous step's at its place (another name or
+    text); ``start``: how many leading blocks are known to be the previous step's."""
     before = prev.blocks
-    for i, b in enumerate(blocks):
-        if i >= len(before):
+    n_before = len(before)
+    for i in range(start, len(blocks)):
+        if i >= n_before:
             return i
         old = before[i]
-        if old is not b and (old.name != b.name or old.content != b.content):
+        b = blocks[i]
+        if old is not b and (old.name != b.name or not same_text(old, b)):
             return i
     return len(blocks)

@@ -6,28 +6,36 @@ import gc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
-from zoneinfo import ZoneInfo
+from operator import attrgetter
 
-from assembler.analysis.block_records import BlockRecords, PreviousStep, block_changes, layer_tokens
+from assembler.analysis.block_records import (
+    BlockRecords,
+    LayerSums,
+    PreviousStep,
+    block_changes,
+    identical_prefix,
+    same_text,
+)
 from assembler.analysis.diagnostics import check_diagnostic
 from assembler.analysis.layouts import Layout, builtin_layout
+from assembler.analysis.local_days import LocalDays
 from assembler.analysis.misses import MissInput, duration_text, find_miss
 from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.results import SessionAnalysis, StepAnalysis
 from assembler.cache.anthropic import AnthropicSimulator
-from assembler.cache.pricing import PROVIDER_IDS, check_model, step_cost
+from assembler.cache.pricing import PROVIDER_IDS, StepPricer, check_model, step_pricer
 from assembler.cache.providers import cache_platform, normalize_provider, simulator
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import Simulator
+from assembler.cache.simulation import CacheResult, Simulator
 from assembler.cache.store import CacheStore
 from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.cache.tokenizers import counter, tokenizer_for
+from assembler.design.assembly import Assembly
+from assembler.design.blocks import BlockStatus
 from assembler.design.wire import WireBlock
 from assembler.limits import one_line
 from assembler.sessions.loader import check_analysis_work
 from assembler.sessions.model import Exit, LLMCall, Session
-from assembler.sessions.replay import Step
 
 # --- the session -----------------------------------------------------------------------
 
@@ -102,7 +110,7 @@ def _with_response(blocks: Sequence[WireBlock], before: Sequence[WireBlock]) -> 
     OpenAI's Responses API caches a request's input together with its output, so the
     next request can read through the previous answer, not only the previous input."""
     n = len(before)
-    if not n or len(blocks) <= n or blocks[n - 1].content != before[n - 1].content:
+    if not n or len(blocks) <= n or not same_text(blocks[n - 1], before[n - 1]):
         return 0
     end = n
     while end < len(blocks) and blocks[end].role == "assistant":
@@ -125,18 +133,28 @@ def _exit_counts(session: Session) -> list[int]:
     return counts
 
 
-@cache
-def _zone(name: str) -> ZoneInfo | None:
-    try:
-        return ZoneInfo(name)
-    except (KeyError, ValueError):
-        return None
+class _Routes:
+    """Per provider and model as a step names them: the target, the serving platform
+    with a cache of its own, and the store as that platform sees it, worked out once."""
 
+    def __init__(self, engine: _Engine, store: CacheStore) -> None:
+        self._engine = engine
+        self._store = store
+        self._routes: dict[tuple[str, str], tuple[_Target, str, CacheStore, StepPricer]] = {}
 
-def _local_day(step: Step) -> str:
-    """The calendar day in the agent's timezone (the date the prompt shows)."""
-    zone = _zone(step.context.profile.environment.timezone)
-    return (step.at.astimezone(zone) if zone else step.at).date().isoformat()
+    def of(self, provider: str, model: str) -> tuple[_Target, str, CacheStore, StepPricer]:
+        """The target, platform, store, and the prices of writes of the target's lifetime."""
+        route = self._routes.get((provider, model))
+        if route is None:
+            platform = cache_platform(provider)
+            target = self._engine.target(provider, model)
+            route = self._routes[(provider, model)] = (
+                target,
+                platform,
+                self._store.on_platform(platform),
+                step_pricer(target.platform, target.model, target.write_ttl),
+            )
+        return route
 
 
 def analyze(
@@ -195,37 +213,47 @@ def _analyze(
     named = (provider or session.profile.provider).lower()
     check_model(named if named in PROVIDER_IDS else first_provider, first_model)
     engine = _Engine(ttl)
-    store = store if store is not None else CacheStore()
+    routes = _Routes(engine, store if store is not None else CacheStore())
     assembler = SessionAssembler(session, layout)
     exits = _exit_counts(session)
     n_steps = sum(isinstance(e, LLMCall) for e in session.events)
     steps: list[StepAnalysis] = []
     prev: PreviousStep | None = None
     records = BlockRecords()
+    sums = LayerSums()
+    days = LocalDays()
     for assembled in assembler:
         step = assembled.step
+        call = step.call
         profile = step.context.profile
-        target = engine.target(provider or profile.provider, model or profile.model)
+        target, platform, cache, pricer = routes.of(
+            provider or profile.provider, model or profile.model
+        )
         prov, mdl = target.provider, target.model
         blocks = assembled.wire.blocks
-        platform = cache_platform(provider or profile.provider)
-        cache = store.on_platform(platform)
-        if prev is not None and prov == "openai" and prev.model == mdl and step.call.request:
+        if prev is not None and prov == "openai" and prev.model == mdl and call.request:
             # the previous response is part of the cached prefix the next request reads
             answered = _with_response(blocks, prev.blocks)
             if answered:
                 target.simulator.request(blocks[:answered], mdl, prev.at, cache)
         # a recorded request's writes live as long as its bill says (Anthropic sells 5m and 1h)
-        write_ttl = step.call.ttl if prov == "anthropic" and step.call.ttl else target.write_ttl
-        if isinstance(target.simulator, AnthropicSimulator) and step.call.ttl:
+        write_ttl = call.ttl if prov == "anthropic" and call.ttl else target.write_ttl
+        if write_ttl != target.write_ttl:
+            pricer = step_pricer(target.platform, mdl, write_ttl)
+        if isinstance(target.simulator, AnthropicSimulator) and call.ttl:
             result = target.simulator.request(
-                blocks, mdl, step.at, cache, step.call.settings, ttl=write_ttl
+                blocks, mdl, step.at, cache, call.settings, ttl=write_ttl
             )
         else:
-            result = target.simulator.request(blocks, mdl, step.at, cache, step.call.settings)
-        released = prev is not None and exits[step.call.index] > exits[prev.event_index]
-        changes = block_changes(blocks, prev, released)
-        day = _local_day(step)
+            result = target.simulator.request(blocks, mdl, step.at, cache, call.settings)
+        if prev is None:
+            same = 0
+            changes = block_changes(blocks, None, False)
+        else:
+            same = identical_prefix(blocks, prev.blocks)
+            released = exits[call.index] > exits[prev.event_index]
+            changes = block_changes(blocks, prev, released, same)
+        day = days.of(step.at, profile.environment.timezone)
         miss = find_miss(
             MissInput(
                 blocks,
@@ -236,25 +264,17 @@ def _analyze(
                 step.at,
                 day,
                 target.minimum,
-                any(b.breakpoint is not None for b in blocks),
                 target.ttl,
                 (step.label or "").startswith("compaction"),
                 platform,
+                same,
             ),
             prev,
         )
-        measured = step.call.usage
-        output = measured.output if measured is not None else target.count(step.call.output)
-        cost = step_cost(
-            target.platform,
-            mdl,
-            read=result.read,
-            write=result.write,
-            uncached=result.uncached,
-            output=output,
-            ttl=write_ttl,
-            write_1h=result.write_1h,
-        )
+        measured = call.usage
+        output = measured.output if measured is not None else target.count(call.output)
+        read, write, uncached = result.read, result.write, result.uncached
+        usd, usd_without_cache = pricer.cost(read, write, uncached, output, result.write_1h)
         steps.append(
             StepAnalysis(
                 step=step.number,
@@ -263,44 +283,32 @@ def _analyze(
                 call_path=step.call_path,
                 depth=step.depth,
                 timestamp=step.at,
-                tokens=layer_tokens(blocks, result.block_tokens),
-                read=result.read,
-                write=result.write,
-                uncached=result.uncached,
-                hit_ratio=result.read / result.total if result.total else 0.0,
-                cached_prefix_tokens=result.read,
+                tokens=sums.of(blocks, result.block_tokens, same),
+                read=read,
+                write=write,
+                uncached=uncached,
+                hit_ratio=read / result.total if result.total else 0.0,
+                cached_prefix_tokens=read,
                 miss=miss,
-                usd=cost.usd,
-                usd_without_cache=cost.usd_without_cache,
-                blocks=records.analyses(blocks, result, changes),
+                usd=usd,
+                usd_without_cache=usd_without_cache,
+                blocks=records.analyses(blocks, result, changes, same),
                 measured=measured,
                 provider=prov,
                 model=mdl,
-                diagnostic=check_diagnostic(step.call.diagnostic, miss, blocks),
+                diagnostic=(
+                    None
+                    if call.diagnostic is None
+                    else check_diagnostic(call.diagnostic, miss, blocks)
+                ),
                 platform=target.platform,
-                write_ttl=(step.call.ttl or "") if prov == "anthropic" else "",
-                inferred=tuple(
-                    (b.name, b.tokens or 0) for b in step.call.request or () if b.inferred
-                ),
+                write_ttl=(call.ttl or "") if prov == "anthropic" else "",
+                inferred=_inferred(call),
                 # a component whose build raised is named, never silently left out
-                warnings=result.notes
-                + tuple(
-                    one_line(f"component {r.name!r} failed: {r.error}", 600)
-                    for r in assembled.assembly.errors
-                ),
+                warnings=_warnings(result, assembled.assembly),
             )
         )
-        prev = PreviousStep(
-            tuple(blocks),
-            result.read,
-            result.write,
-            mdl,
-            prov,
-            step.at,
-            day,
-            step.call.index,
-            platform,
-        )
+        prev = PreviousStep(blocks, read, write, mdl, prov, step.at, day, call.index, platform)
         if progress is not None:
             progress(len(steps), n_steps)
     first_sim = engine.simulator(first_provider, first_model)
@@ -313,6 +321,25 @@ def _analyze(
         approximate_tokens=engine.approximate,
         steps=tuple(steps),
         totals=totals_of(steps),
+    )
+
+
+def _inferred(call: LLMCall) -> tuple[tuple[str, int], ...]:
+    """(block, tokens) of the recorded blocks sized from the billed usage."""
+    if call.request is None:
+        return ()
+    return tuple((b.name, b.tokens or 0) for b in call.request if b.inferred)
+
+
+_STATUS = attrgetter("status")
+
+
+def _warnings(result: CacheResult, assembly: Assembly) -> tuple[str, ...]:
+    """What the simulator warns of, then every component whose build raised."""
+    if BlockStatus.ERROR not in map(_STATUS, assembly.records):  # at C speed: most steps
+        return result.notes
+    return result.notes + tuple(
+        one_line(f"component {r.name!r} failed: {r.error}", 600) for r in assembly.errors
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from assembler.analysis.block_records import PreviousStep, first_difference
+from assembler.analysis.block_records import LAYER_NAMES, PreviousStep, first_difference
 from assembler.analysis.causes import REASON_CAUSES, expiry_cause
 from assembler.analysis.results import Miss
 from assembler.cache.rules import rules
@@ -22,20 +22,20 @@ def duration_text(d: timedelta) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # built at every step: a plain init costs a third of a frozen one
 class MissInput:
     blocks: Sequence[WireBlock]
     result: CacheResult
-    changes: Sequence[str]
+    changes: Sequence[str]  # block_changes of ``blocks`` against the previous step
     model: str
     provider: str
     at: datetime
     day: str
     minimum: int
-    has_breakpoints: bool
     ttl: str
     compacted: bool = False  # the step is labelled as the first after a compaction
     platform: str = ""  # the serving platform with a cache of its own ("" the provider's API)
+    same: int = 0  # leading blocks known to be the previous step's very blocks
 
 
 def _not_read(res: CacheResult) -> str:
@@ -48,7 +48,7 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
     if prev is None or not x.blocks:
         return None
     res = x.result
-    d = first_difference(x.blocks, prev)
+    d = first_difference(x.blocks, prev, x.same)
     common = sum(res.block_tokens[:d])
     kept = prev.read + prev.write
     expected = min(common, kept)
@@ -56,9 +56,9 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
 
     def make(index: int, reason: str, lost: int, sentence: str) -> Miss:
         b = x.blocks[index]
-        who = f"{b.name} ({b.layer.value})"
+        layer = LAYER_NAMES[b.layer]
         cause = expiry_cause(x.ttl) if reason == "expired" else REASON_CAUSES[reason]
-        return Miss(b.name, b.layer.value, reason, lost, f"{who} {sentence}", cause)
+        return Miss(b.name, layer, reason, lost, f"{b.name} ({layer}) {sentence}", cause)
 
     if res.read < expected:
         lost = expected - res.read
@@ -125,7 +125,7 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
                 f"starts a prefix below {x.model}'s minimum of {x.minimum:,} cacheable tokens: "
                 f"nothing is cached, {common:,} repeated tokens were sent uncached.",
             )
-        if not x.has_breakpoints:
+        if all(b.breakpoint is None for b in x.blocks):
             return make(
                 0,
                 "no breakpoint",
@@ -209,7 +209,7 @@ def _changed(
             f"changed because the history was compacted into a summary: "
             f"{lost:,} tokens after it were {_not_read(x.result)}.",
         )
-    if all(old.name != b.name for old in prev.blocks):
+    if x.changes[index] == "new":  # no block of its name in the previous step
         return make(
             index,
             "component added",
@@ -221,7 +221,7 @@ def _changed(
         if gone not in {blk.name for blk in x.blocks}:
             return Miss(
                 gone,
-                b.layer.value,
+                LAYER_NAMES[b.layer],
                 "component removed",
                 lost,
                 f"{gone} was removed: {lost:,} tokens after it were {_not_read(x.result)}.",

@@ -11,6 +11,7 @@ package prices at the 1h write rate.
 from __future__ import annotations
 
 import warnings
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -212,16 +213,63 @@ def step_cost(
 
     ``write_1h`` is the part of ``write`` made with a 1-hour lifetime; without it
     ``ttl`` says which lifetime all writes had."""
-    total = read + write + uncached
-    usd = price(
-        provider,
-        model,
-        total_input=total,
-        cache_read=read,
-        cache_write=write,
-        output=output,
-        write_1h=ttl == "1h",
-        cache_write_1h=write_1h,
-    )
-    plain = price(provider, model, total_input=total, output=output)
+    usd, plain = step_pricer(provider, model, ttl).cost(read, write, uncached, output, write_1h)
     return StepCost(usd, plain)
+
+
+class StepPricer:
+    """:func:`step_cost` for one provider, model and write lifetime, as plain numbers.
+
+    The same figures as :func:`price` (the same rates, the same decimal sums in
+    the same order; a term that is zero adds nothing to a decimal sum), without
+    working out the provider, tier and arguments again at every step.
+    """
+
+    __slots__ = ("_by_tier", "_flat", "_hour", "_model", "_provider", "_starts")
+
+    def __init__(self, provider: str, model: str, ttl: str) -> None:
+        self._provider = provider
+        self._model = model
+        self._hour = ttl == "1h"
+        self._starts = _tier_starts(provider, model)
+        self._flat: _Rates | None = None  # the rates of a model without tiers
+        self._by_tier: dict[tuple[int, int], _Rates] = {}
+
+    def _rates(self, total: int) -> _Rates:
+        if not self._starts:
+            if self._flat is None:
+                self._flat = _rates_at(self._provider, self._model, total)
+            return self._flat
+        # the tier as _rates_at keys it: how many starts lie below, and at or below, the total
+        key = (bisect_left(self._starts, total), bisect_right(self._starts, total))
+        rates = self._by_tier.get(key)
+        if rates is None:
+            rates = self._by_tier[key] = _rates_at(self._provider, self._model, total)
+        return rates
+
+    def cost(
+        self, read: int, write: int, uncached: int, output: int, write_1h: int | None = None
+    ) -> tuple[float, float]:
+        """USD as simulated and USD without any caching."""
+        total = read + write + uncached
+        r = self._flat if self._flat is not None else self._rates(total)
+        hour = _hour_part(write, self._hour, write_1h)
+        usd = r.input * (total - read - write)
+        if read:
+            usd += r.read * read
+        if write - hour:
+            usd += r.write * (write - hour)
+        if hour:
+            usd += r.write_1h * hour
+        if output:
+            usd += r.output * output
+        plain = r.input * total
+        if output:
+            plain += r.output * output
+        return float(usd), float(plain)
+
+
+@lru_cache(maxsize=256)
+def step_pricer(provider: str, model: str, ttl: str = "5m") -> StepPricer:
+    """The shared :class:`StepPricer` of ``provider``, ``model`` and write lifetime ``ttl``."""
+    return StepPricer(provider, model, ttl)
