@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter, eq, is_
 
-from assembler.analysis.results import BlockAnalysis, block_analysis
+from assembler.analysis.results import BlockAnalysis
 from assembler.cache.simulation import CacheResult
 from assembler.design.layers import Layer
 from assembler.design.wire import WireBlock
@@ -244,7 +244,7 @@ class BlockRecords:
                 record = records.get(key)
                 if record is None:  # the block's text is stored once, whatever its states
                     stored = next(iter(records.values())).stored
-                    record = records[key] = block_analysis(
+                    record = records[key] = BlockAnalysis(
                         b.name,
                         LAYER_NAMES[b.layer],
                         b.section,
@@ -257,7 +257,7 @@ class BlockRecords:
                     )
             else:
                 stored = self._stored(b)
-                record = block_analysis(
+                record = BlockAnalysis(
                     b.name,
                     LAYER_NAMES[b.layer],
                     b.section,

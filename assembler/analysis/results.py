@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from assembler.sessions.model import Usage
 from assembler.sessions.versions import StoredText
 from assembler.sessions.versions import read as read_text
 
 
-@dataclass(frozen=True, slots=True)
+# Never changed once made (a record is shared by the steps whose block and cache
+# state it describes); not frozen, as steps make a few each and a frozen dataclass
+# costs 2.5x to make (each field set through object.__setattr__); hashable by value.
+@dataclass(slots=True, unsafe_hash=True)
 class BlockAnalysis:
     name: str
     layer: str  # "L0" | "L1" | "L2"
@@ -28,47 +30,8 @@ class BlockAnalysis:
         return read_text(self.stored)
 
 
-# The setter of each field of BlockAnalysis, from its slot's descriptor in the class dict.
-_BLOCK_SETTERS: tuple[Any, ...] = tuple(
-    BlockAnalysis.__dict__[f].__set__ for f in BlockAnalysis.__match_args__
-)
-_new = object.__new__
-
-
-def block_analysis(
-    name: str,
-    layer: str,
-    section: str,
-    tokens: int,
-    cache: str,
-    change: str,
-    breakpoint: int | None,
-    stored: str | StoredText,
-    cacheable: bool,
-) -> BlockAnalysis:
-    """``BlockAnalysis(...)`` at half the cost, for the few records each step adds.
-
-    The record stays frozen (records are shared between steps), but its generated
-    ``__init__`` sets every field through ``object.__setattr__``, which looks the
-    slot up by name again; the slot's own descriptor sets it directly.
-    """
-    record: BlockAnalysis = _new(BlockAnalysis)
-    s_name, s_layer, s_section, s_tokens, s_cache, s_change, s_bp, s_stored, s_cacheable = (
-        _BLOCK_SETTERS
-    )
-    s_name(record, name)
-    s_layer(record, layer)
-    s_section(record, section)
-    s_tokens(record, tokens)
-    s_cache(record, cache)
-    s_change(record, change)
-    s_bp(record, breakpoint)
-    s_stored(record, stored)
-    s_cacheable(record, cacheable)
-    return record
-
-
-@dataclass(frozen=True, slots=True)
+# Never changed once made; not frozen, as most steps make one (see BlockAnalysis).
+@dataclass(slots=True, unsafe_hash=True)
 class Miss:
     component: str
     layer: str
@@ -91,9 +54,9 @@ class DiagnosticCheck:
     sentence: str
 
 
-# Not frozen, unlike the records it holds (those are shared between steps): one is
-# made per step, a frozen init costs three times a plain one, and with its dict of
-# layer tokens it never was hashable.
+# Never changed once made; not frozen, as every step makes one (24 fields set
+# through object.__setattr__ cost three times a plain init); with its dict of layer
+# tokens it never was hashable.
 @dataclass(slots=True)
 class StepAnalysis:
     step: int
