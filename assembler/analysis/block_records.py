@@ -166,6 +166,22 @@ def block_changes(
     return head + tuple(out)
 
 
+def _analysis(
+    b: WireBlock, tokens: int, cache: str, change: str, stored: str | StoredText
+) -> BlockAnalysis:
+    return BlockAnalysis(
+        b.name,
+        LAYER_NAMES[b.layer],
+        b.section,
+        tokens,
+        cache,
+        change,
+        b.breakpoint,
+        stored,
+        b.cacheable,
+    )
+
+
 class BlockRecords:
     """Block analyses shared between steps.
 
@@ -244,30 +260,9 @@ class BlockRecords:
                 record = records.get(key)
                 if record is None:  # the block's text is stored once, whatever its states
                     stored = next(iter(records.values())).stored
-                    record = records[key] = BlockAnalysis(
-                        b.name,
-                        LAYER_NAMES[b.layer],
-                        b.section,
-                        n,
-                        c,
-                        ch,
-                        b.breakpoint,
-                        stored,
-                        b.cacheable,
-                    )
+                    record = records[key] = _analysis(b, n, c, ch, stored)
             else:
-                stored = self._stored(b)
-                record = BlockAnalysis(
-                    b.name,
-                    LAYER_NAMES[b.layer],
-                    b.section,
-                    n,
-                    c,
-                    ch,
-                    b.breakpoint,
-                    stored,
-                    b.cacheable,
-                )
+                record = _analysis(b, n, c, ch, self._stored(b))
                 by_name[b.name] = (b, {(c, ch, n): record})
             out.append(record)
         return tuple(out)
