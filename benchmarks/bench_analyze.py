@@ -53,7 +53,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def rss_mb() -> float:
-    """Peak RSS of this process so far (Linux reports KiB)."""
+    """Peak RSS of this process's own address space so far, in MB: VmHWM. Not
+    ru_maxrss, which Linux keeps across exec (a child forked from a large parent
+    would report the parent's size)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -149,11 +158,15 @@ def run_cli(file: Path, root: Path = ROOT) -> tuple[float, float]:
 
 
 def session_file(directory: Path, steps: int, seed: int) -> Path:
-    from assembler.sessions.generator import generate_session, write_session
-
     path = directory / f"generated-{steps}-{seed}.jsonl"
     if not path.exists():
-        write_session(generate_session(steps, seed), path)
+        # in a child: a large session held here would inflate the CLI children's peak
+        # RSS, which wait4 reports as Linux keeps it across fork and exec
+        code = "import sys; from pathlib import Path; from assembler.sessions.generator import "
+        code += "generate_session, write_session; "
+        code += f"write_session(generate_session({steps}, {seed}), Path(sys.argv[1]))"
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        subprocess.run([sys.executable, "-c", code, str(path)], check=True, env=env)
     return path
 
 

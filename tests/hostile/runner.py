@@ -16,12 +16,22 @@ PEAK_BYTES = 500 * 1024 * 1024
 # A hard ceiling on the child's address space, so a regression fails the test instead
 # of taking the machine down; the budget itself is checked on the measured peak.
 ADDRESS_CEILING = 3 * 1024 * 1024 * 1024
-# The child writes its own peak resident size on the way out (RUSAGE_SELF is per process).
+# The child writes its own peak resident size on the way out: VmHWM, the high-water mark
+# of its own address space. Not ru_maxrss: Linux keeps that across exec, so a child
+# forked from a large test process would report the parent's size.
 DRIVER = """
 import atexit, os, resource, sys
 def _peak():
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    peak = int(line.split()[1]) * 1024
+    except OSError:
+        pass
     with open(os.environ["HOSTILE_PEAK_FILE"], "w") as f:
-        f.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+        f.write(str(peak))
 atexit.register(_peak)
 from assembler.cli import main
 sys.exit(main(sys.argv[1:]))
