@@ -3,7 +3,7 @@
 Successive steps share most of their wire blocks as the very same objects (the
 wire builder keeps a block while its text and breakpoint hold). The leading
 blocks a step shares that way with the step before are counted once, at C
-speed (:func:`identical_prefix`); their change labels, layer sums and records
+speed (``leading_same``); their change labels, layer sums and records
 are the previous step's, taken by slicing, and Python runs only over the
 blocks after them, so a step costs what changed in it, not its length.
 """
@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import attrgetter, eq, is_
+from operator import attrgetter
 
 from assembler.analysis.results import BlockAnalysis
 from assembler.cache.simulation import CacheResult
 from assembler.design.layers import Layer
-from assembler.design.wire import WireBlock
-from assembler.sessions.versions import SMALL, StoredText, TextVersions
+from assembler.design.wire import WireBlock, leading_same
+from assembler.sessions.versions import SMALL, StoredText, TextVersions, narrow
 
 _NAME = attrgetter("name")
 
@@ -37,21 +37,10 @@ def same_text(a: WireBlock, b: WireBlock) -> bool:
     return content is other or content == other
 
 
-def identical_prefix(blocks: Sequence[WireBlock], before: Sequence[WireBlock]) -> int:
-    """How many leading ``blocks`` are the very objects of ``before``, counted at C speed."""
-    flags = list(map(is_, blocks, before))
-    flags.append(False)
-    return flags.index(False)
-
-
 def common_length(a: Sequence[object], b: Sequence[object], limit: int) -> int:
     """How many of the first ``limit`` items of ``a`` and ``b`` are equal, at C speed."""
-    head = a[:limit]
-    if head == b[:limit] and len(head) == limit:
-        return limit
-    flags = list(map(eq, head, b[:limit]))
-    flags.append(False)
-    return flags.index(False)
+    limit = min(limit, len(a), len(b))
+    return limit if a[:limit] == b[:limit] else narrow(a, b, 0, limit)
 
 
 # --- one step -------------------------------------------------------------------------
@@ -105,7 +94,7 @@ class LayerSums:
         """``same``: how many leading ``blocks`` are the previous call's own objects
         (None: counted here)."""
         if same is None:
-            same = identical_prefix(blocks, self._blocks)
+            same = leading_same(blocks, self._blocks)
         keep = same if tokens[:same] == self._tokens[:same] else 0
         if not keep and same:
             keep = common_length(tokens, self._tokens, same)
@@ -141,7 +130,7 @@ def block_changes(
         return ("new",) * len(blocks)
     before = prev.blocks
     if same is None:
-        same = identical_prefix(blocks, before)
+        same = leading_same(blocks, before)
     head = ("unchanged",) * same
     if same == len(blocks):
         return head
@@ -225,7 +214,7 @@ class BlockRecords:
         tokens, states = result.block_tokens, result.block_cache
         last_blocks, last_tokens, last_states, last_changes, last_records = self._last
         if same is None:
-            same = identical_prefix(blocks, last_blocks)
+            same = leading_same(blocks, last_blocks)
         keep = same  # a record is a function of the block, its tokens, cache state and change
         if keep and (
             tokens[:keep] != last_tokens[:keep]

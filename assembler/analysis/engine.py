@@ -13,7 +13,6 @@ from assembler.analysis.block_records import (
     LayerSums,
     PreviousStep,
     block_changes,
-    identical_prefix,
     same_text,
 )
 from assembler.analysis.diagnostics import check_diagnostic
@@ -32,7 +31,7 @@ from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.cache.tokenizers import counter, tokenizer_for
 from assembler.design.assembly import Assembly
 from assembler.design.blocks import BlockStatus
-from assembler.design.wire import WireBlock
+from assembler.design.wire import WireBlock, leading_same
 from assembler.limits import one_line
 from assembler.sessions.loader import check_analysis_work
 from assembler.sessions.model import Exit, LLMCall, Session
@@ -250,7 +249,7 @@ def _analyze(
             same = 0
             changes = block_changes(blocks, None, False)
         else:
-            same = identical_prefix(blocks, prev.blocks)
+            same = leading_same(blocks, prev.blocks)
             released = exits[call.index] > exits[prev.event_index]
             changes = block_changes(blocks, prev, released, same)
         day = days.of(step.at, profile.environment.timezone)

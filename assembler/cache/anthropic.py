@@ -23,9 +23,9 @@ from assembler.cache.rules import (
 )
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.settings_salt import SECTIONS, changed_settings, level_salts
-from assembler.cache.simulation import CacheResult, leading_same, name_kind, states_at
+from assembler.cache.simulation import CacheResult, name_kind, states_at
 from assembler.cache.store import NEVER, CacheStore, Scope, to_seconds
-from assembler.design.wire import WireBlock
+from assembler.design.wire import WireBlock, leading_same
 from assembler.errors import UsageError
 from assembler.sessions.model import RequestSettings
 

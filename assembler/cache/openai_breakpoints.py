@@ -15,9 +15,9 @@ from datetime import datetime
 
 from assembler.cache.rules import openai_retention, rules
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import CacheResult, cache_key, leading_same, states_at
+from assembler.cache.simulation import CacheResult, cache_key, states_at
 from assembler.cache.store import ALIVE, EXPIRED, CacheStore, common_length
-from assembler.design.wire import WireBlock
+from assembler.design.wire import WireBlock, leading_same
 from assembler.sessions.model import RequestSettings
 
 

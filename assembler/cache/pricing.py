@@ -152,15 +152,22 @@ def price(
     """
     r = _rates_at(provider, model, total_input)
     hour = _hour_part(cache_write, write_1h, cache_write_1h)
-    uncached = total_input - cache_read - cache_write
-    usd = (
-        r.input * uncached
-        + r.read * cache_read
-        + r.write * (cache_write - hour)
-        + r.write_1h * hour
-        + r.output * output
-    )
-    return float(usd)
+    return float(_usd(r, total_input, cache_read, cache_write, hour, output))
+
+
+def _usd(r: _Rates, total: int, read: int, write: int, hour: int, output: int) -> Decimal:
+    """The decimal sum of one request at rates ``r`` (``hour``: the 1h part of ``write``);
+    a term that is zero adds nothing, so it is left out."""
+    usd = r.input * (total - read - write)
+    if read:
+        usd += r.read * read
+    if write - hour:
+        usd += r.write * (write - hour)
+    if hour:
+        usd += r.write_1h * hour
+    if output:
+        usd += r.output * output
+    return usd
 
 
 def _hour_part(cache_write: int, write_1h: bool, cache_write_1h: int | None) -> int:
@@ -220,9 +227,8 @@ def step_cost(
 class StepPricer:
     """:func:`step_cost` for one provider, model and write lifetime, as plain numbers.
 
-    The same figures as :func:`price` (the same rates, the same decimal sums in
-    the same order; a term that is zero adds nothing to a decimal sum), without
-    working out the provider, tier and arguments again at every step.
+    The same figures as :func:`price` (the same rates and the same decimal sum),
+    without working out the provider, tier and arguments again at every step.
     """
 
     __slots__ = ("_by_tier", "_flat", "_hour", "_model", "_provider", "_starts")
@@ -254,19 +260,8 @@ class StepPricer:
         total = read + write + uncached
         r = self._flat if self._flat is not None else self._rates(total)
         hour = _hour_part(write, self._hour, write_1h)
-        usd = r.input * (total - read - write)
-        if read:
-            usd += r.read * read
-        if write - hour:
-            usd += r.write * (write - hour)
-        if hour:
-            usd += r.write_1h * hour
-        if output:
-            usd += r.output * output
-        plain = r.input * total
-        if output:
-            plain += r.output * output
-        return float(usd), float(plain)
+        usd = _usd(r, total, read, write, hour, output)
+        return float(usd), float(_usd(r, total, 0, 0, 0, output))
 
 
 @lru_cache(maxsize=256)

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate
-from operator import is_
 from typing import Protocol
 
 from assembler.cache.store import CacheStore
@@ -94,13 +93,3 @@ def states_at(ends: Sequence[int], read: int, write: int) -> tuple[tuple[str, ..
     written = (bisect_left(ends, limit, 0, n - 1) + 1 if limit > 0 else 0) if n else 0
     written = max(written, full)
     return (READ,) * full + (WRITE,) * (written - full) + (UNCACHED,) * (n - written), full
-
-
-def leading_same(a: Sequence[object], b: Sequence[object]) -> int:
-    """How many leading items of ``a`` are the very objects of ``b`` (by identity, at C
-    speed: equal-but-distinct blocks are never compared by content here)."""
-    flags = list(map(is_, a, b))
-    try:
-        return flags.index(False)
-    except ValueError:
-        return len(flags)

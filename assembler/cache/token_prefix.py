@@ -22,11 +22,10 @@ from assembler.cache.simulation import (
     CacheResult,
     block_states,
     cache_key,
-    leading_same,
     name_kind,
 )
 from assembler.cache.store import CacheStore
-from assembler.design.wire import WireBlock
+from assembler.design.wire import WireBlock, leading_same
 from assembler.sessions.model import RequestSettings
 
 # --- token-prefix providers ----------------------------------------------------------

@@ -26,7 +26,6 @@ from assembler.analysis.block_records import (
     PreviousStep,
     block_changes,
     first_difference,
-    identical_prefix,
 )
 from assembler.analysis.local_days import LocalDays
 from assembler.analysis.results import BlockAnalysis
@@ -34,7 +33,7 @@ from assembler.cache.pricing import price, step_cost, step_pricer
 from assembler.cache.simulation import CacheResult
 from assembler.design.layers import Layer, Placement
 from assembler.design.piece_text import Content, PieceText
-from assembler.design.wire import WireBlock
+from assembler.design.wire import WireBlock, leading_same
 from assembler.sessions.versions import SMALL, StoredText, TextVersions
 
 # --- the reference: every block looked at again ----------------------------------------
@@ -211,7 +210,7 @@ def step_sequences(draw: st.DrawFn) -> list[Step]:
         if blocks and draw(st.booleans()):  # a block moved elsewhere
             i, j = draw(st.integers(0, len(blocks) - 1)), draw(st.integers(0, len(blocks) - 1))
             blocks.insert(j, blocks.pop(i))
-        same = identical_prefix(blocks, before)
+        same = leading_same(blocks, before)
         # the blocks kept keep their tokens and states unless the draw says otherwise
         tokens = [
             tokens_before[i] if i < same and draw(st.integers(0, 3)) else draw(st.integers(0, 9))
@@ -246,8 +245,8 @@ def test_changes_layers_records_and_first_difference_match_a_full_walk(steps: li
     prev: PreviousStep | None = None
     for step in steps:
         blocks = step.blocks
-        same = identical_prefix(blocks, prev.blocks) if prev is not None else 0
-        assert same == identical_prefix(blocks, prev.blocks if prev else ())
+        same = leading_same(blocks, prev.blocks) if prev is not None else 0
+        assert same == leading_same(blocks, prev.blocks if prev else ())
         want = ref_changes(blocks, prev, step.released)
         changes = block_changes(blocks, prev, step.released, same)
         assert changes == want
@@ -270,7 +269,7 @@ def test_records_counted_inside_match_records_told_the_shared_prefix(steps: list
     prev: PreviousStep | None = None
     for step in steps:
         changes = ref_changes(step.blocks, prev, step.released)
-        same = identical_prefix(step.blocks, prev.blocks if prev else ())
+        same = leading_same(step.blocks, prev.blocks if prev else ())
         result = _result(step)
         assert told.analyses(step.blocks, result, changes, same) == counted.analyses(
             step.blocks, result, changes
