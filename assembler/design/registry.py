@@ -83,7 +83,7 @@ class Registry:
     """An ordered, validated set of components. Tests build their own."""
 
     _components: dict[str, ContextComponent] = field(default_factory=dict)
-    # Sorted views, rebuilt after any change: assembly reads them on every step.
+    # Sorted views, rebuilt after any change.
     _sorted: dict[Layer | None, list[ContextComponent]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -213,7 +213,7 @@ class Registry:
         return list(self.layer_view(layer))
 
     def layer_view(self, layer: Layer) -> Sequence[ContextComponent]:
-        """``layer()`` without the copy, for the assembler's hot path. Do not mutate."""
+        """``layer()`` without the copy. Do not mutate."""
         view = self._sorted.get(layer)
         if view is None:
             view = self._sorted[layer] = sorted(

@@ -103,13 +103,6 @@ class TextVersions:
         keep = common_prefix(self._last, text) if self._deltas else 0
         return self._add(text, keep)
 
-    def add_after(self, text: Content, keep: int) -> StoredText | str:
-        """:meth:`add` for a caller that knows ``text`` shares its first ``keep``
-        characters with the previous version (0 if unknown): no scan of the text."""
-        if len(text) < SMALL:
-            return text_of(text)
-        return self._add(text, keep if self._deltas else 0)
-
     def _add(self, text: Content, keep: int) -> StoredText:
         tail = len(text) - keep
         if (
