@@ -59,17 +59,16 @@ class PreviousStep:
     day: str
     event_index: int
     platform: str = ""  # the serving platform with a cache of its own ("" the provider's API)
-    # the first block of each name, built on the first question (most steps ask none)
-    _named: dict[str, WireBlock] | None = field(default=None, init=False, repr=False, compare=False)
+    # the names of :attr:`blocks`, listed on the first question (most steps ask none)
+    _names: list[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def block_named(self, name: str) -> WireBlock | None:
         """The first of :attr:`blocks` called ``name``, if any."""
-        named = self._named
-        if named is None:
-            last_first = self.blocks[::-1]  # a later duplicate is overwritten by the first
-            named = dict(zip(map(_NAME, last_first), last_first, strict=True))
-            self._named = named
-        return named.get(name)
+        names = self._names
+        if names is None:
+            names = self._names = list(map(_NAME, self.blocks))
+        # a step asks for a name or two: scans at C speed beat building a dict
+        return self.blocks[names.index(name)] if name in names else None
 
 
 def layer_tokens(blocks: Sequence[WireBlock], tokens: Sequence[int]) -> dict[str, int]:
@@ -98,7 +97,8 @@ class LayerSums:
         keep = same if tokens[:same] == self._tokens[:same] else 0
         if not keep and same:
             keep = common_length(tokens, self._tokens, same)
-        running = self._running[: keep + 1]
+        running = self._running  # cut and extended in place: only this object holds it
+        del running[keep + 1 :]
         tools, l0, l1, l2 = running[-1]
         for b, n in zip(blocks[keep:], tokens[keep:], strict=True):
             if b.section == "tools":
@@ -128,31 +128,47 @@ def block_changes(
     of the previous step's (None: counted here); they are unchanged without a look."""
     if prev is None:
         return ("new",) * len(blocks)
-    before = prev.blocks
     if same is None:
-        same = leading_same(blocks, before)
+        same = leading_same(blocks, prev.blocks)
+    return step_changes(blocks, prev, released, same)[0]
+
+
+def step_changes(
+    blocks: Sequence[WireBlock], prev: PreviousStep, released: bool, same: int
+) -> tuple[tuple[str, ...], int]:
+    """:func:`block_changes` against ``prev`` and, from the same look at each block,
+    :func:`first_difference`: one walk over the blocks after the ``same`` leading
+    ones, which are the previous step's very objects."""
+    n = len(blocks)
     head = ("unchanged",) * same
-    if same == len(blocks):
-        return head
-    out: list[str] = []
+    if same == n:
+        return head, n
+    before = prev.blocks
     n_before = len(before)
-    for i in range(same, len(blocks)):
+    first = -1  # the first block not the previous step's at its place (name and text)
+    out: list[str] = []
+    for i in range(same, n):
         b = blocks[i]
         old = before[i] if i < n_before else None
         if old is b:  # the very block of the last step
             out.append("unchanged")
             continue
         if old is None or old.name != b.name:
+            if first < 0:
+                first = i
             old = prev.block_named(b.name)
         if old is None:
             out.append("new")
         elif same_text(old, b):
             out.append("unchanged")
+            continue
         elif released and b.name == "call_tree":
             out.append("released")
         else:
             out.append("changed")
-    return head + tuple(out)
+        if first < 0:
+            first = i
+    return head + tuple(out), n if first < 0 else first
 
 
 def _analysis(
@@ -194,14 +210,6 @@ class BlockRecords:
             tuple[BlockAnalysis, ...],
         ] = ((), (), (), (), ())
 
-    def _stored(self, b: WireBlock) -> str | StoredText:
-        if len(b.content) < SMALL:
-            return b.text
-        log = self._versions.get(b.name)
-        if log is None:
-            log = self._versions[b.name] = TextVersions()
-        return log.add(b.content)
-
     def analyses(
         self,
         blocks: Sequence[WireBlock],
@@ -238,21 +246,40 @@ class BlockRecords:
     ) -> tuple[BlockAnalysis, ...]:
         """The records of the blocks from ``start`` on, through the records kept by name."""
         out: list[BlockAnalysis] = []
-        by_name = self._by_name
+        by_name, versions = self._by_name, self._versions
         for b, n, c, ch in zip(
             blocks[start:], tokens[start:], states[start:], changes[start:], strict=True
         ):
-            kept = by_name.get(b.name)
+            name = b.name
+            kept = by_name.get(name)
             if kept is not None and kept[0] is b:
                 records = kept[1]
                 key = (c, ch, n)
                 record = records.get(key)
                 if record is None:  # the block's text is stored once, whatever its states
-                    stored = next(iter(records.values())).stored
-                    record = records[key] = _analysis(b, n, c, ch, stored)
+                    first = next(iter(records.values()))
+                    record = records[key] = _analysis(b, n, c, ch, first.stored)
             else:
-                record = _analysis(b, n, c, ch, self._stored(b))
-                by_name[b.name] = (b, {(c, ch, n): record})
+                content = b.content
+                if len(content) < SMALL:  # a short text is kept as it is
+                    stored: str | StoredText = content if isinstance(content, str) else str(content)
+                else:
+                    log = versions.get(name)
+                    if log is None:
+                        log = versions[name] = TextVersions()
+                    stored = log.add(content)
+                record = BlockAnalysis(
+                    name,
+                    LAYER_NAMES[b.layer],
+                    b.section,
+                    n,
+                    c,
+                    ch,
+                    b.breakpoint,
+                    stored,
+                    b.cacheable,
+                )
+                by_name[name] = (b, {(c, ch, n): record})
             out.append(record)
         return tuple(out)
 

@@ -14,6 +14,7 @@ from assembler.analysis.block_records import (
     PreviousStep,
     block_changes,
     same_text,
+    step_changes,
 )
 from assembler.analysis.diagnostics import check_diagnostic
 from assembler.analysis.layouts import Layout, builtin_layout
@@ -224,55 +225,60 @@ def _analyze(
     for assembled in assembler:
         step = assembled.step
         call = step.call
+        at = step.at
         profile = step.context.profile
         target, platform, cache, pricer = routes.of(
             provider or profile.provider, model or profile.model
         )
-        prov, mdl = target.provider, target.model
+        prov, mdl, sim = target.provider, target.model, target.simulator
         blocks = assembled.wire.blocks
         if prev is not None and prov == "openai" and prev.model == mdl and call.request:
             # the previous response is part of the cached prefix the next request reads
             answered = _with_response(blocks, prev.blocks)
             if answered:
-                target.simulator.request(blocks[:answered], mdl, prev.at, cache)
-        # a recorded request's writes live as long as its bill says (Anthropic sells 5m and 1h)
-        write_ttl = call.ttl if prov == "anthropic" and call.ttl else target.write_ttl
-        if write_ttl != target.write_ttl:
-            pricer = step_pricer(target.platform, mdl, write_ttl)
-        if isinstance(target.simulator, AnthropicSimulator) and call.ttl:
-            result = target.simulator.request(
-                blocks, mdl, step.at, cache, call.settings, ttl=write_ttl
-            )
+                sim.request(blocks[:answered], mdl, prev.at, cache)
+        recorded_ttl = call.ttl
+        if recorded_ttl:
+            # a recorded request's writes live as long as its bill says (Anthropic sells 5m and 1h)
+            write_ttl = recorded_ttl if prov == "anthropic" else target.write_ttl
+            if write_ttl != target.write_ttl:
+                pricer = step_pricer(target.platform, mdl, write_ttl)
+            if isinstance(sim, AnthropicSimulator):
+                result = sim.request(blocks, mdl, at, cache, call.settings, ttl=write_ttl)
+            else:
+                result = sim.request(blocks, mdl, at, cache, call.settings)
         else:
-            result = target.simulator.request(blocks, mdl, step.at, cache, call.settings)
+            result = sim.request(blocks, mdl, at, cache, call.settings)
+        day = days.of(at, profile.environment.timezone)
+        read, write, total = result.read, result.write, result.total
         if prev is None:
             same = 0
             changes = block_changes(blocks, None, False)
+            miss = None
         else:
             same = leading_same(blocks, prev.blocks)
             released = exits[call.index] > exits[prev.event_index]
-            changes = block_changes(blocks, prev, released, same)
-        day = days.of(step.at, profile.environment.timezone)
-        miss = find_miss(
-            MissInput(
-                blocks,
-                result,
-                changes,
-                mdl,
-                prov,
-                step.at,
-                day,
-                target.minimum,
-                target.ttl,
-                (step.label or "").startswith("compaction"),
-                platform,
-                same,
-            ),
-            prev,
-        )
+            changes, first = step_changes(blocks, prev, released, same)
+            miss = find_miss(
+                MissInput(
+                    blocks,
+                    result,
+                    changes,
+                    mdl,
+                    prov,
+                    at,
+                    day,
+                    target.minimum,
+                    target.ttl,
+                    step.label is not None and step.label.startswith("compaction"),
+                    platform,
+                    first,
+                ),
+                prev,
+            )
         measured = call.usage
         output = measured.output if measured is not None else target.count(call.output)
-        read, write, uncached = result.read, result.write, result.uncached
+        uncached = total - read - write
         usd, usd_without_cache = pricer.cost(read, write, uncached, output, result.write_1h)
         steps.append(
             StepAnalysis(
@@ -281,12 +287,12 @@ def _analyze(
                 function=step.function,
                 call_path=step.call_path,
                 depth=step.depth,
-                timestamp=step.at,
+                timestamp=at,
                 tokens=sums.of(blocks, result.block_tokens, same),
                 read=read,
                 write=write,
                 uncached=uncached,
-                hit_ratio=read / result.total if result.total else 0.0,
+                hit_ratio=read / total if total else 0.0,
                 cached_prefix_tokens=read,
                 miss=miss,
                 usd=usd,
@@ -301,13 +307,13 @@ def _analyze(
                     else check_diagnostic(call.diagnostic, miss, blocks)
                 ),
                 platform=target.platform,
-                write_ttl=(call.ttl or "") if prov == "anthropic" else "",
-                inferred=_inferred(call),
+                write_ttl=(recorded_ttl or "") if prov == "anthropic" else "",
+                inferred=() if call.request is None else _inferred(call),
                 # a component whose build raised is named, never silently left out
                 warnings=_warnings(result, assembled.assembly),
             )
         )
-        prev = PreviousStep(blocks, read, write, mdl, prov, step.at, day, call.index, platform)
+        prev = PreviousStep(blocks, read, write, mdl, prov, at, day, call.index, platform)
         if progress is not None:
             progress(len(steps), n_steps)
     first_sim = engine.simulator(first_provider, first_model)

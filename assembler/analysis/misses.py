@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from assembler.analysis.block_records import LAYER_NAMES, PreviousStep, first_difference
+from assembler.analysis.block_records import LAYER_NAMES, PreviousStep
 from assembler.analysis.causes import REASON_CAUSES, expiry_cause
 from assembler.analysis.results import Miss
 from assembler.cache.rules import rules
@@ -35,7 +35,7 @@ class MissInput:
     ttl: str
     compacted: bool = False  # the step is labelled as the first after a compaction
     platform: str = ""  # the serving platform with a cache of its own ("" the provider's API)
-    same: int = 0  # leading blocks known to be the previous step's very blocks
+    first: int = 0  # the first block that is not the previous step's (first_difference)
 
 
 def _not_read(res: CacheResult) -> str:
@@ -48,7 +48,7 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
     if prev is None or not x.blocks:
         return None
     res = x.result
-    d = first_difference(x.blocks, prev, x.same)
+    d = x.first
     common = sum(res.block_tokens[:d])
     kept = prev.read + prev.write
     expected = min(common, kept)
@@ -96,9 +96,10 @@ def find_miss(x: MissInput, prev: PreviousStep | None) -> Miss | None:
                 f"expired from the cache after a {gap} idle gap (lifetime {x.ttl}): "
                 f"{lost:,} tokens were {_not_read(res)}.",
             )
-        simulated = _simulated_cause(x, at_read, lost, make)
-        if simulated is not None:
-            return simulated
+        if res.cause is not None:  # most steps: the simulator saw nothing to explain
+            simulated = _simulated_cause(x, at_read, lost, make)
+            if simulated is not None:
+                return simulated
         if res.below_minimum or expected < x.minimum:
             return make(
                 at_read,

@@ -39,8 +39,8 @@ def block_kind(block: WireBlock) -> str:
 
 class _Sent:
     """A request as the simulator keyed it. Per block: its tokens, the running total,
-    the key of the prefix ending there, its lookback position (counted from the
-    first block; a run of tool blocks shares one) and content kind; and the indices
+    the key of the prefix ending there and its lookback position (counted from the
+    first block; a run of tool blocks shares one); and the indices
     of the marked and of the cacheable blocks. All of it depends only on the blocks
     and the salts, so the next request keeps the part its identical leading blocks
     share and works out only the rest."""
@@ -50,7 +50,6 @@ class _Sent:
         "cacheable",
         "cum",
         "hashes",
-        "kinds",
         "marked",
         "model",
         "positions",
@@ -66,7 +65,6 @@ class _Sent:
         self.cum: list[int] = []
         self.hashes: list[int] = []
         self.positions: list[int] = []
-        self.kinds: list[str] = []
         self.marked: list[int] = []
         self.cacheable: list[int] = []
 
@@ -101,6 +99,9 @@ class AnthropicSimulator:
         self._lives: dict[str, tuple[float, float]] = {}  # lifetime name → (idle, max age) s
         self._minimums: dict[str, int] = {}
         self._kinds: dict[str, str] = {}  # block name → content kind
+        # the store and model of the last request and their scope (a scope, once made,
+        # is the store's for good): a session's steps ask for the same one
+        self._scope: tuple[CacheStore | None, str, Scope] = (None, "", Scope())
 
     def minimum(self, model: str) -> int:
         return anthropic_minimum(model)
@@ -192,14 +193,17 @@ class AnthropicSimulator:
         else:
             sent = last
             sent.salts = salts
-            cum, hashes, kinds, positions = sent.cum, sent.hashes, sent.kinds, sent.positions
-            del cum[same:], hashes[same:], kinds[same:], positions[same:]
+            cum, hashes, positions = sent.cum, sent.hashes, sent.positions
+            del cum[same:], hashes[same:], positions[same:]
             del sent.marked[bisect_left(sent.marked, same) :]
             del sent.cacheable[bisect_left(sent.cacheable, same) :]
-            running, h, kind, position = cum[-1], hashes[-1], kinds[-1], positions[-1]
-            section = blocks[same - 1].section
-        cum, hashes = sent.cum, sent.hashes
-        measure, tokens = self.segmenter.measure, []
+            running, h, position = cum[-1], hashes[-1], positions[-1]
+            kept = blocks[same - 1]  # the very block of the last request: its kind is known
+            section, kind = kept.section, self._kinds[kept.name]
+        cum, hashes, positions = sent.cum, sent.hashes, sent.positions
+        marked, cacheable = sent.marked, sent.cacheable
+        measure, runs, known = self.segmenter.measure, self.runs, self._kinds
+        tokens: list[int] = []
         for i in range(same, len(blocks)):
             b = blocks[i]
             if b.section != section:
@@ -212,12 +216,17 @@ class AnthropicSimulator:
             cum.append(running)
             hashes.append(h)
             if b.breakpoint is not None:
-                sent.marked.append(i)
+                marked.append(i)
             if b.cacheable:
-                sent.cacheable.append(i)
-        kinds, positions = self._positions(blocks[same:], kind, position)
-        sent.kinds += kinds
-        sent.positions += positions
+                cacheable.append(i)
+            # its lookback position, as _positions counts it
+            k = known.get(b.name)
+            if k is None:
+                k = known[b.name] = block_kind(b) if runs else ""
+            if not (k == kind and k in runs):
+                position += 1
+            kind = k
+            positions.append(position)
         sent.tokens = sent.tokens[:same] + tuple(tokens)
         sent.blocks = tuple(blocks)
         self._last = sent
@@ -249,11 +258,12 @@ class AnthropicSimulator:
         expiry, readable = scope.expires.get, scope.ready.get
         hit, hit_life, expired_at, pending_at = -1, default, -1, -1
         missed: list[int] = []  # the lookback starts of marks that found nothing
+        reach = 1 - self.lookback
         for k in range(len(eligible) - 1, -1, -1):
             mark = eligible[k]
             if mark < hit:
                 break
-            start = self._start(positions, mark)
+            start = bisect_left(positions, positions[mark] + reach, 0, mark)  # _start
             for pos in range(mark, max(start, hit) - 1, -1):
                 expires = expiry(hashes[pos])
                 if expires is None:
@@ -300,14 +310,19 @@ class AnthropicSimulator:
         self._settings = settings
         sent = self._keyed(blocks, model, self._salts)
         cum, hashes = sent.cum, sent.hashes
-        scope = store.scope("anthropic", model)
+        last_store, last_model, scope = self._scope
+        if store is not last_store or model != last_model:
+            scope = store.scope("anthropic", model)
+            self._scope = (store, model, scope)
         now = at.timestamp()
         started = settings.response_started if settings is not None else None
         ready = started.timestamp() if started is not None else now + self.first_response_after
         minimum = self._minimums.get(model)
         if minimum is None:
             minimum = self._minimums[model] = self.minimum(model)
-        marks = self._marks(sent.marked, sent.cacheable)
+        marks = sent.marked  # _marks without a copy when it would change nothing
+        if self.automatic or len(marks) > self.max_breakpoints:
+            marks = self._marks(marks, sent.cacheable)
         eligible = [i for i in marks if cum[i] >= minimum]
         life = [blocks[m].ttl or default for m in eligible]
         for name in life:

@@ -15,6 +15,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
+from math import inf
 
 from assembler.errors import UsageError
 
@@ -231,7 +232,7 @@ class StepPricer:
     without working out the provider, tier and arguments again at every step.
     """
 
-    __slots__ = ("_by_tier", "_flat", "_hour", "_model", "_provider", "_starts")
+    __slots__ = ("_by_tier", "_flat", "_hour", "_model", "_provider", "_span", "_starts")
 
     def __init__(self, provider: str, model: str, ttl: str) -> None:
         self._provider = provider
@@ -240,6 +241,9 @@ class StepPricer:
         self._starts = _tier_starts(provider, model)
         self._flat: _Rates | None = None  # the rates of a model without tiers
         self._by_tier: dict[tuple[int, int], _Rates] = {}
+        # the open interval of totals between two tier starts that the last rates
+        # cover (a session's totals stay in one tier for many steps), and those rates
+        self._span: tuple[float, float, _Rates | None] = (0, 0, None)
 
     def _rates(self, total: int) -> _Rates:
         if not self._starts:
@@ -247,10 +251,18 @@ class StepPricer:
                 self._flat = _rates_at(self._provider, self._model, total)
             return self._flat
         # the tier as _rates_at keys it: how many starts lie below, and at or below, the total
-        key = (bisect_left(self._starts, total), bisect_right(self._starts, total))
+        starts = self._starts
+        key = (bisect_left(starts, total), bisect_right(starts, total))
         rates = self._by_tier.get(key)
         if rates is None:
             rates = self._by_tier[key] = _rates_at(self._provider, self._model, total)
+        below, above = key
+        if below == above:  # strictly between two starts: the same key for all of them
+            self._span = (
+                starts[below - 1] if below else -inf,
+                starts[below] if below < len(starts) else inf,
+                rates,
+            )
         return rates
 
     def cost(
@@ -258,8 +270,13 @@ class StepPricer:
     ) -> tuple[float, float]:
         """USD as simulated and USD without any caching."""
         total = read + write + uncached
-        r = self._flat if self._flat is not None else self._rates(total)
-        hour = _hour_part(write, self._hour, write_1h)
+        r = self._flat
+        if r is None:
+            low, high, r = self._span
+            if r is None or not low < total < high:
+                r = self._rates(total)
+        # _hour_part, inlined
+        hour = max(0, min(write, write_1h)) if write_1h is not None else write if self._hour else 0
         usd = _usd(r, total, read, write, hour, output)
         return float(usd), float(_usd(r, total, 0, 0, 0, output))
 

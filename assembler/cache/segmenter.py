@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import accumulate, repeat
+from collections.abc import Iterator
+from itertools import accumulate, count
+from operator import xor
 
 from assembler.cache.tokenizers import TokenCounter
 from assembler.design.piece_text import Content, tail_of, text_of
@@ -57,43 +59,49 @@ class _Split:
         self.line_prints = prints  # a short block's are worked out when first asked for
         self.kept_from: Content | None = None  # the previous text this split extended, if any
         self.kept_lines = 0  # how many of its leading lines it kept
-        if sums is None or prints is None:
-            self.total, self.fingerprint = sum(counts), hash(text_of(text))
+        if sums is None or prints is None:  # a short block: a plain text
+            self.total, self.fingerprint = sum(counts), hash(text)
         else:
             # a long block is fingerprinted line by line, so a step hashes only its
             # new lines instead of the whole (possibly very long) text
             self.total, self.fingerprint = sums[-1], prints[-1]
 
 
-def _chain(h: int, line: str) -> int:
-    return hash((h, line))
+def _prints(lines: list[str], start: int, before: int) -> Iterator[int]:
+    """The running fingerprints of ``lines`` (line ``start`` on, after ``before``): each
+    line's hash salted with its position, folded in by xor. Order-sensitive through
+    the positions, and worked out at C speed (no Python call per line)."""
+    return accumulate(map(hash, zip(count(start), lines)), xor, initial=before)
 
 
 class Segmenter:
     """Splits block texts into lines and counts tokens per distinct line.
 
-    Counts come from ``counter`` (the shared per-encoding memo); a local
-    line → count map lets a whole block be looked up with one C-level ``map``
-    instead of a Python call per line, which is what keeps the call tree (new
-    text at every step, mostly old lines) cheap. The last split of each block
-    name is kept, so an unchanged block costs one string comparison.
+    Counts come from ``counter`` (the shared per-encoding memo), a whole block's
+    lines at a time (:meth:`TokenCounter.counts`: one C-level lookup of the known
+    ones instead of a Python call per line), which is what keeps the call tree
+    (new text at every step, mostly old lines) cheap. The last split of each
+    block name is kept, so an unchanged block costs one string comparison.
     """
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self._counts: dict[str, int] = {}
         self._last: dict[str, _Split] = {}
 
     def split(self, name: str, text: Content) -> tuple[list[str], list[int], int]:
-        last = self._last.get(name)
+        split = self._split(name, text, self._last.get(name))
+        return split.lines, split.counts, split.total
+
+    def _split(self, name: str, text: Content, last: _Split | None) -> _Split:
+        """The split of ``text``, the latest of block ``name`` (``last``: its split before)."""
         if last is not None and (last.text is text or last.text == text):
-            return last.lines, last.counts, last.total
+            return last
         if len(text) < SHORT_BLOCK:
-            text = text_of(text)
+            if not isinstance(text, str):  # text_of, inlined
+                text = str(text)
             lines = text.splitlines(keepends=True) or [""]
-            counts = self._counts_of(lines)
-            split = self._last[name] = _Split(text, lines, counts)
-            return lines, counts, split.total
+            split = self._last[name] = _Split(text, lines, self.counter.counts(lines))
+            return split
         keep = 0
         if last is not None and last.ends is not None:
             # The call tree grows and releases at its tail: keep the lines of the
@@ -111,13 +119,13 @@ class Segmenter:
             or not keep
         ):
             lines = text_of(text).splitlines(keepends=True)
-            counts = self._counts_of(lines)
+            counts = self.counter.counts(lines)
             ends = list(accumulate(map(len, lines)))
             sums = list(accumulate(counts))
-            prints = list(accumulate(lines, _chain, initial=0))
+            prints = list(_prints(lines, 0, 0))
             del prints[0]
             split = self._last[name] = _Split(text, lines, counts, ends, sums, prints)
-            return lines, counts, split.total
+            return split
         # extend the previous lists in place: copying them would cost O(lines) per
         # step, and nothing holds on to a previous split
         lines, counts, ends, sums, prints = (
@@ -129,38 +137,20 @@ class Segmenter:
         )
         start = ends[keep - 1]
         tail = tail_of(text, start).splitlines(keepends=True)
-        tail_counts = self._counts_of(tail)
-        for lst in (lines, counts, ends, sums, prints):
-            del lst[keep:]
+        tail_counts = self.counter.counts(tail)
+        del lines[keep:], counts[keep:], ends[keep:], sums[keep:], prints[keep:]
         lines.extend(tail)
         counts.extend(tail_counts)
         ends.extend(accumulate(map(len, tail), initial=start))
         del ends[keep]  # accumulate's initial value
         sums.extend(accumulate(tail_counts, initial=sums[-1]))
         del sums[keep]
-        prints.extend(accumulate(tail, _chain, initial=prints[-1]))
+        prints.extend(_prints(tail, keep, prints[-1]))
         del prints[keep]
-        before = last.text
-        last.__init__(text, lines, counts, ends, sums, prints)  # type: ignore[misc]
-        last.kept_from, last.kept_lines = before, keep
-        return lines, counts, last.total
-
-    def _counts_of(self, lines: list[str]) -> list[int]:
-        # -1 marks a line not seen yet; map and min run at C speed
-        counts = list(map(self._counts.get, lines, repeat(-1, len(lines))))
-        if counts and min(counts) < 0:
-            self._fill(lines, counts)
-        return counts
-
-    def _fill(self, lines: list[str], counts: list[int]) -> None:
-        count, known = self.counter.count, self._counts
-        i = counts.index(-1)
-        while True:  # jump between unseen lines with C-level index(), not a Python scan
-            counts[i] = known[lines[i]] = count(lines[i])
-            try:
-                i = counts.index(-1, i + 1)
-            except ValueError:
-                return
+        # the same lists, extended: what __init__ works out from them, set directly
+        last.kept_from, last.kept_lines = last.text, keep
+        last.text, last.total, last.fingerprint = text, sums[-1], prints[-1]
+        return last
 
     def tokens(self, name: str, text: Content) -> int:
         return self.split(name, text)[2]
@@ -169,10 +159,10 @@ class Segmenter:
         """A block's token count and content fingerprint."""
         if block.declared_tokens is not None:
             return block.declared_tokens, hash((block.text, block.declared_tokens))
+        content = block.content
         last = self._last.get(block.name)
-        if last is None or last.text is not block.content:
-            self.split(block.name, block.content)
-            last = self._last[block.name]
+        if last is None or last.text is not content:
+            last = self._split(block.name, content, last)
         return last.total, last.fingerprint
 
     def kept_lines(self, block: WireBlock, before: Content) -> int:
@@ -190,11 +180,10 @@ class Segmenter:
         if block.declared_tokens is not None:
             n = block.declared_tokens
             return [n], [hash((block.text, n))], n
-        self.split(block.name, block.content)
-        split = self._last[block.name]
+        split = self._split(block.name, block.content, self._last.get(block.name))
         prints = split.line_prints
         if prints is None:
-            prints = split.line_prints = list(accumulate(split.lines, _chain, initial=0))[1:]
+            prints = split.line_prints = list(_prints(split.lines, 0, 0))[1:]
         return split.counts, prints, split.total
 
     def block(self, block: WireBlock) -> tuple[list[str], list[int], int]:

@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,25 @@ class TokenCounter:
             n = len(self._encode(text))
             self._memo[text] = n
         return n
+
+    def counts(self, texts: list[str]) -> list[int]:
+        """:meth:`count` of each of ``texts``: the known ones looked up at C speed, a
+        Python step only for each text not seen yet (a block's new lines)."""
+        memo = self._memo
+        out = list(map(memo.get, texts, repeat(-1, len(texts))))  # -1: not seen yet
+        missing = out.count(-1)
+        if missing:
+            encode = self._encode
+            i = -1
+            for _ in range(missing):  # from one unseen text to the next with C-level index()
+                i = out.index(-1, i + 1)
+                text = texts[i]
+                n = memo.get(text)  # a text twice among the unseen: tokenized once
+                if n is None:
+                    self.calls += 1
+                    n = memo[text] = len(encode(text))
+                out[i] = n
+        return out
 
     def __len__(self) -> int:
         return len(self._memo)

@@ -26,6 +26,7 @@ from assembler.analysis.block_records import (
     PreviousStep,
     block_changes,
     first_difference,
+    step_changes,
 )
 from assembler.analysis.local_days import LocalDays
 from assembler.analysis.results import BlockAnalysis
@@ -257,7 +258,10 @@ def test_changes_layers_records_and_first_difference_match_a_full_walk(steps: li
         assert plain(got) == plain(reference.analyses(blocks, _result(step), changes))
         assert [r.text for r in got] == [b.text for b in blocks]
         if prev is not None:
-            assert first_difference(blocks, prev, same) == ref_first_difference(blocks, prev)
+            first = ref_first_difference(blocks, prev)
+            assert first_difference(blocks, prev, same) == first
+            # the engine's one walk: the labels and the first difference together
+            assert step_changes(blocks, prev, step.released, same) == (want, first)
         prev = _previous(step)
 
 

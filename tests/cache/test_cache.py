@@ -309,6 +309,8 @@ def test_incremental_split_equals_a_fresh_split(base: list[str], tail: list[str]
         # the same text has the same fingerprint however it was reached
         block = WireBlock("block", Layer.L1, Placement.HISTORY, after, True)
         assert warm.measure(block) == fresh.measure(block)
+        # and the same running line fingerprints, kept lines and new ones alike
+        assert warm.segments(block) == fresh.segments(block)
 
 
 def test_a_hard_limit_expires_each_entry_from_its_own_write() -> None:
@@ -331,3 +333,17 @@ def test_a_hard_limit_expires_each_entry_from_its_own_write() -> None:
     blocks = [*blocks, block("turn 12", text(20, "turn 12"))]
     later = sim.request(blocks, "gpt-4o", t0 + timedelta(minutes=61), store)
     assert later.read == written - written % 128 and later.read > 0
+
+
+def test_counts_of_many_texts_are_the_counts_of_each_and_tokenize_each_text_once() -> None:
+    from assembler.cache.tokenizers import TokenCounter
+
+    counter = TokenCounter("o200k_base")
+    counter.count("seen before\n")
+    texts = ["new line\n", "seen before\n", "new line\n", "", "another one\n", "seen before\n"]
+    alone = TokenCounter("o200k_base")
+    assert counter.counts(texts) == [alone.count(t) for t in texts]
+    assert counter.calls == 1 + 3  # the text seen before, then each new text once
+    assert counter.counts(texts) == [alone.count(t) for t in texts]
+    assert counter.calls == 4  # all of them known now
+    assert counter.counts([]) == []
