@@ -12,28 +12,30 @@ when somebody asks to see it (``str(text)``).
 
 from __future__ import annotations
 
-import weakref
 from bisect import bisect_right
-from itertools import accumulate
+from itertools import accumulate, count
 from typing import Union
 
 #: What a block holds: a plain text, or a text made of shared pieces.
 Content = Union[str, "PieceText"]
 
+_serials = count()  # unique per rendering made in this process
+
 
 class PieceText:
     """``"\\n".join(pieces)``, with the prefix it shares with the rendering before."""
 
-    __slots__ = ("__weakref__", "_ends", "_previous", "length", "pieces", "shared")
+    __slots__ = ("_ends", "_previous", "length", "pieces", "serial", "shared")
 
     def __init__(
         self, pieces: tuple[str, ...], previous: PieceText | None = None, shared: int = 0
     ) -> None:
         self.pieces = pieces
         self.length = sum(map(len, pieces)) + max(len(pieces) - 1, 0)
-        # the rendering this one follows and how many leading characters both are known
-        # to share; held weakly so a session's renderings do not keep each other alive
-        self._previous = weakref.ref(previous) if previous is not None else None
+        # the rendering this one follows (by serial number, so a session's renderings do
+        # not keep each other alive) and how many leading characters both are known to share
+        self.serial = next(_serials)
+        self._previous = previous.serial if previous is not None else -1
         self.shared = min(shared, self.length)
         self._ends: list[int] | None = None  # _ends[i]: characters up to the end of piece i
 
@@ -67,8 +69,7 @@ class PieceText:
     def follows(self, before: PieceText) -> int | None:
         """How many leading characters this rendering is known to share with
         ``before`` when ``before`` is the rendering it follows; None otherwise."""
-        previous = self._previous() if self._previous is not None else None
-        return self.shared if previous is before else None
+        return self.shared if self._previous == before.serial else None
 
     def ends(self) -> list[int]:
         if self._ends is None:
