@@ -34,13 +34,12 @@ class BreakpointSimulator:
         self.max_writes = int(r["breakpoints"]["max_writes_per_request"])
         self.considered = int(r["breakpoints"]["breakpoints_considered"])
         # the previous request: model, blocks, and per block tokens, running totals, keys
-        self._last: tuple[str, tuple[WireBlock, ...], list[int], list[int], list[int]] = (
-            "",
-            (),
-            [],
-            [],
-            [],
-        )
+        # (the lists cut and extended in place from the first changed block)
+        self._model = ""
+        self._blocks: tuple[WireBlock, ...] = ()
+        self._tokens: list[int] = []
+        self._cum: list[int] = []
+        self._keys: list[int] = []
         self._last_key: str | None = None
 
     def minimum(self, model: str) -> int:
@@ -58,15 +57,15 @@ class BreakpointSimulator:
                 marks.add(latest)
         return sorted(marks)
 
-    def _keyed(
-        self, blocks: Sequence[WireBlock], model: str
-    ) -> tuple[list[int], list[int], list[int], int]:
-        """Per block: its tokens, the running total and the key of the prefix ending
-        there; and how many leading blocks are the very objects of the previous
-        request, whose figures are kept (only the rest are measured)."""
-        last_model, last_blocks, last_tokens, last_cum, last_keys = self._last
-        same = leading_same(blocks, last_blocks) if last_model == model else 0
-        tokens, cum, keys = last_tokens[:same], last_cum[:same], last_keys[:same]
+    def _keyed(self, blocks: Sequence[WireBlock], model: str) -> tuple[int, list[int]]:
+        """Per block (in ``_tokens``, ``_cum``, ``_keys``): its tokens, the running
+        total and the key of the prefix ending there. Leading blocks that are the very
+        objects of the previous request keep their figures (only the rest are
+        measured); returns how many, and the previous request's keys after them."""
+        same = leading_same(blocks, self._blocks) if self._model == model else 0
+        tokens, cum, keys = self._tokens, self._cum, self._keys
+        gone = keys[same:]
+        del tokens[same:], cum[same:], keys[same:]
         h, running = (keys[-1], cum[-1]) if same else (hash(("openai-breakpoints", model)), 0)
         measure = self.segmenter.measure
         for b in blocks[same:]:
@@ -76,8 +75,8 @@ class BreakpointSimulator:
             tokens.append(n)
             cum.append(running)
             keys.append(h)
-        self._last = (model, tuple(blocks), tokens, cum, keys)
-        return tokens, cum, keys, same
+        self._model, self._blocks = model, tuple(blocks)
+        return same, gone
 
     def request(
         self,
@@ -95,8 +94,8 @@ class BreakpointSimulator:
         requested = None if settings is None else settings.cache_ttl or settings.retention
         retention = openai_retention(model, requested)
         now = at.timestamp()
-        before = self._last[4]
-        tokens, cum, keys, same = self._keyed(blocks, model)
+        same, gone = self._keyed(blocks, model)
+        tokens, cum, keys = self._tokens, self._cum, self._keys
         running = cum[-1] if cum else 0
         marks = [i for i in self.breakpoints(blocks, mode) if cum[i] >= self.min_tokens]
         recent = set(scope.recent)
@@ -120,7 +119,7 @@ class BreakpointSimulator:
             scope.recent = [*scope.recent, *fresh][-self.considered :]
         write = cum[written[-1]] - read if written else 0
         # a stable prefix this request shares with the previous one, left unread
-        shared = common_length(before, keys, same)
+        shared = same + common_length(gone, keys[same:])
         cause = None
         if moved:
             cause = "cache_key_changed"

@@ -44,19 +44,21 @@ class PrefixUnitSimulator(TokenPrefixSimulator):
         now = at.timestamp()
         ret = self.retention or _default_retention("deepseek")
         minimum = self.minimum(model)
-        prev, prev_at, self._last_at = self._last, self._last_at, now
-        keys, cums, block_tokens, known = self._keys(blocks, model)
+        prev_at, self._last_at = self._last_at, now
+        continued = self._last.model is not None
+        keyed = self._keys(blocks, model)
         sent = self._last
-        assert sent is not None
-        shared = (
-            common_length(prev.keys, keys, known) if prev is not None and prev.model == model else 0
-        )
-        if prev is not None and shared == len(prev.keys):
+        keys, cums, block_tokens = sent.keys, sent.cums, sent.block_tokens
+        before = keyed.keys_before
+        # the previous request's keys: the ones kept, then the ones left behind
+        known = keyed.known
+        shared = known + common_length(keyed.gone, keys[known:]) if keyed.same_model else 0
+        if continued and shared == before:
             # the previous request's answer, sent back right after its input, is a unit
-            j = len(prev.ends)
+            j = keyed.blocks_before
             while j < len(blocks) and blocks[j].role == "assistant":
                 j += 1
-            if j > len(prev.ends) and cums[sent.ends[j - 1] - 1] >= minimum:
+            if j > keyed.blocks_before and cums[sent.ends[j - 1] - 1] >= minimum:
                 scope.put(keys[sent.ends[j - 1] - 1], prev_at, ret)
         read, expired = 0, False
         # the longest unit fully matched: Scope.state inlined, as this walks every
@@ -74,7 +76,7 @@ class PrefixUnitSimulator(TokenPrefixSimulator):
                 break
         total = cums[-1] if cums else 0
         units = [len(keys) - 1] if keys else []
-        if prev is not None and 0 < shared < min(len(keys), len(prev.keys)):
+        if continued and 0 < shared < min(len(keys), before):
             units.append(shared - 1)  # the common prefix of two diverging requests
         if self.interval:
             mark = self.interval

@@ -5,9 +5,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import timedelta
-from itertools import accumulate, repeat
+from itertools import accumulate, compress, repeat
 from math import inf
-from operator import neg
+from operator import ge, neg
 
 from assembler.cache.rules import Retention
 from assembler.sessions.versions import narrow
@@ -16,24 +16,98 @@ ALIVE, EXPIRED, MISSING, PENDING = 0, 1, 2, 3  # PENDING: written, not yet reada
 NEVER = -inf  # the expiry read for a key never written (any real one is finite)
 
 
+#: Keys per chunk of a path's hard limits: the limits passed at a request are
+#: looked for chunk by chunk, by each chunk's least limit.
+CHUNK = 64
+
+
+class _Limits:
+    """The hard limits of a path's keys, with the least of each chunk of them.
+
+    A request finds the first passed limit by bisection over the chunks and
+    renews the passed ones chunk by chunk; where keys are cut or added only
+    their chunks are worked out again. A session active for longer than the
+    entries' lifetime then costs per request the limits that passed, not the
+    ones written since the oldest of those.
+    """
+
+    __slots__ = ("floor", "lows", "values")
+
+    def __init__(self) -> None:
+        self.values: list[float] = []  # values[i]: key i's hard limit
+        self.lows: list[float] = []  # lows[c]: the least limit of chunk c
+        self.floor: list[float] = []  # floor[c] = -min(lows[:c + 1]): non-decreasing, for bisection
+
+    def first_passed(self, now: float, stop: int) -> int:
+        """The first of the leading ``stop`` keys whose limit is not after ``now`` (``stop``: none)."""
+        start = bisect_left(self.floor, -now) * CHUNK
+        if start >= stop:
+            return stop
+        flags = list(map(ge, repeat(now), self.values[start : min(start + CHUNK, stop)]))
+        flags.append(True)
+        return min(start + flags.index(True), stop)
+
+    def cut(self, n: int) -> None:
+        """Keep the limits of the leading ``n`` keys."""
+        del self.values[n:]
+        self._relow(n // CHUNK)
+
+    def extend(self, values: list[float]) -> None:
+        start = len(self.values)
+        self.values.extend(values)
+        self._relow(start // CHUNK)
+
+    def fill(self, limit: float) -> None:
+        """Every key gets ``limit``."""
+        chunks = -(-len(self.values) // CHUNK)
+        self.values = [limit] * len(self.values)
+        self.lows, self.floor = [limit] * chunks, [-limit] * chunks
+
+    def renew(self, now: float, limit: float, start: int) -> None:
+        """Every limit not after ``now``, from key ``start`` on, becomes ``limit``."""
+        values, lows = self.values, self.lows
+        first = start // CHUNK
+        passed = list(compress(range(first, len(lows)), map(ge, repeat(now), lows[first:])))
+        for c in passed:
+            a = c * CHUNK
+            new = [h if h > now else limit for h in values[a : a + CHUNK]]
+            values[a : a + CHUNK] = new
+            lows[c] = min(new)
+        if passed:
+            self._refloor(passed[0])
+
+    def _relow(self, c: int) -> None:
+        """Work out the chunks from ``c`` on again."""
+        values, lows = self.values, self.lows
+        del lows[c:]
+        lows.extend(map(min, (values[i : i + CHUNK] for i in range(c * CHUNK, len(values), CHUNK))))
+        self._refloor(c)
+
+    def _refloor(self, c: int) -> None:
+        floor = self.floor
+        del floor[c:]
+        mins = accumulate(self.lows[c:], min, initial=-floor[-1] if floor else inf)
+        next(mins)  # the initial value
+        floor.extend(map(neg, mins))
+
+
 class _Path:
     """The segment keys of the latest request written to a scope, kept lazily.
 
     That request touched every key on it at ``touched`` with lifetime ``idle``,
-    so key ``i``'s entry expires at ``min(touched + idle, hard[i])``; the maps
-    get a key's state only when a later request leaves the key behind. A
+    so key ``i``'s entry expires at ``min(touched + idle, hard limit i)``; the
+    maps get a key's state only when a later request leaves the key behind. A
     request that shares most of its prefix with the one before (a history
-    growing at its tail) then costs only its new segments.
+    growing at its tail) then costs only its new segments. The key list is the
+    scope's own, cut and extended in place at the first changed key: the
+    caller's key list changes under it from one request to the next.
     """
 
-    __slots__ = ("floor", "hard", "idle", "keys", "touched")
+    __slots__ = ("idle", "keys", "limits", "touched")
 
-    def __init__(
-        self, keys: list[int], hard: list[float], floor: list[float], touched: float, idle: float
-    ) -> None:
+    def __init__(self, keys: list[int], limits: _Limits, touched: float, idle: float) -> None:
         self.keys = keys
-        self.hard = hard  # hard[i]: key i's hard limit
-        self.floor = floor  # floor[i] = -min(hard[:i + 1]): non-decreasing, for bisection
+        self.limits = limits
         self.touched = touched
         self.idle = idle
 
@@ -101,12 +175,13 @@ class Scope:
         shared = common_length(path.keys, keys, known) if path is not None else 0
         dead_at = end = 0
         if path is not None and shared and path.touched + path.idle > now:
-            dead_at = bisect_left(path.floor, -now, 0, shared)
+            hard = path.limits
+            dead_at = hard.first_passed(now, shared)
             end = shared
             if dead_at < shared:  # some shared entry passed its hard limit: the last alive one
-                hard = path.hard
+                values = hard.values
                 end = next(
-                    (i + 1 for i in range(shared - 1, dead_at, -1) if hard[i] > now), dead_at
+                    (i + 1 for i in range(shared - 1, dead_at, -1) if values[i] > now), dead_at
                 )
         tail_expires = list(map(self.expires.get, keys[shared:], repeat(NEVER)))
         try:  # a prefix never written: no longer one was either
@@ -124,33 +199,31 @@ class Scope:
         idle, age = to_seconds(ret.idle), to_seconds(ret.max_age)
         limit = now + age
         shared, path = read.shared, self.path
-        hard: list[float] = []
-        floor: list[float] = []
-        if path is not None:
-            if shared < len(path.keys):  # left behind: their state goes to the maps
-                gone, gone_hard = path.keys[shared:], path.hard[shared:]
+        tail = keys[shared:]
+        if path is None:
+            limits, own = _Limits(), list(tail)
+        else:
+            limits, own = path.limits, path.keys
+            if shared < len(own):  # left behind: their state goes to the maps
+                gone, gone_hard = own[shared:], limits.values[shared:]
                 self.hard.update(zip(gone, gone_hard, strict=True))
                 until = path.touched + path.idle
                 self.expires.update(zip(gone, map(min, repeat(until), gone_hard), strict=True))
-            hard, floor = path.hard, path.floor  # the old path is replaced: reuse its lists
-            del hard[shared:], floor[shared:]
+            # only the keys past the shared ones change: a copy would cost the whole path
+            del own[shared:]
+            limits.cut(shared)
             if read.dead_at < shared:  # shared entries that had expired are written anew
                 if path.touched + path.idle <= now:  # all of them
-                    hard, floor = [limit] * shared, [-limit] * shared
+                    limits.fill(limit)
                 else:  # those from the first past its hard limit on (the ones before are alive)
-                    dead = read.dead_at
-                    hard[dead:] = [h if h > now else limit for h in hard[dead:]]
-                    del floor[dead:]
-        tail = keys[shared:]
+                    limits.renew(now, limit, read.dead_at)
+            own.extend(tail)
         # an alive entry keeps its hard limit; any other is written anew
         old = self.hard
-        hard.extend(
+        limits.extend(
             [old[k] if e > now else limit for k, e in zip(tail, read.tail_expires, strict=True)]
         )
-        lows = accumulate(hard[len(floor) :], min, initial=-floor[-1] if floor else inf)
-        next(lows)  # the initial value
-        floor.extend(map(neg, lows))
-        self.path = _Path(keys, hard, floor, now, idle)
+        self.path = _Path(own, limits, now, idle)
 
     def __len__(self) -> int:
         if self.path is None:

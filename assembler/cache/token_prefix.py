@@ -31,17 +31,33 @@ from assembler.sessions.model import RequestSettings
 # --- token-prefix providers ----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class _Sent:
-    """A request as a token-prefix simulator keyed it."""
+    """The latest request as a token-prefix simulator keyed it: its lists are cut
+    and extended in place at the first change, so a request that keeps the head
+    of the one before costs its changed tail, not its length."""
 
-    model: str
-    blocks: tuple[WireBlock, ...]
-    keys: list[int]
-    cums: list[int]
-    block_tokens: tuple[int, ...]
-    ends: list[int]  # ends[j]: keys up to the end of block j
-    uncounted: list[int]  # the blocks of a kind read but billed as uncached (images)
+    __slots__ = ("block_tokens", "blocks", "cums", "ends", "keys", "model", "uncounted")
+
+    def __init__(self) -> None:
+        self.model: str | None = None
+        self.blocks: tuple[WireBlock, ...] = ()
+        self.keys: list[int] = []
+        self.cums: list[int] = []
+        self.block_tokens: list[int] = []
+        self.ends: list[int] = []  # ends[j]: keys up to the end of block j
+        self.uncounted: list[int] = []  # the blocks of a kind read but billed as uncached (images)
+
+
+@dataclass(frozen=True, slots=True)
+class _Keyed:
+    """What :meth:`TokenPrefixSimulator._keys` changed: the leading keys it kept
+    (``known``); of the request before, its keys past them and its sizes."""
+
+    known: int
+    gone: list[int]  # the previous request's keys from ``known`` on (none: another model)
+    keys_before: int
+    blocks_before: int
+    same_model: bool  # the request before was for this model (else: none, or another)
 
 
 class TokenPrefixSimulator:
@@ -66,48 +82,39 @@ class TokenPrefixSimulator:
         self.unit = unit
         self.retention = retention
         self.cache_key = cache_key or ""
-        self._last: _Sent | None = None  # the previous request, to reuse its keys
+        self._last = _Sent()  # the previous request, to reuse its keys
         self._last_key: str | None = None  # the previous request's prompt_cache_key
+        # the path the previous request left in its scope: while a scope's path is
+        # still that one, it holds the previous request's keys
+        self._wrote: object | None = None
         self.expected = provider == "gemini" and (
             rules()["gemini"]["prediction"]["value"] == "expectation"
         )
         rule = rules()[provider].get("uncounted_kinds")
         self.uncounted = frozenset(rule["value"] if rule is not None else ())
 
-    def _keys(
-        self, blocks: Sequence[WireBlock], model: str
-    ) -> tuple[list[int], list[int], list[int], int]:
+    def _keys(self, blocks: Sequence[WireBlock], model: str) -> _Keyed:
         """Per segment (line): the key of the prefix ending there and the tokens up
-        to it; per block its tokens; and how many leading keys are the previous
-        request's. Leading blocks that are the very blocks of the previous request,
-        and the lines a changed block kept, reuse its keys (lists copied at C speed)."""
+        to it; per block its tokens (all in ``self._last``). Leading blocks that are
+        the very blocks of the previous request, and the lines a changed block kept,
+        keep their keys: the lists are cut after them and extended."""
         last = self._last
-        same = 0
-        if last is not None and last.model == model:
-            same = leading_same(blocks, last.blocks)
-        uncounted: list[int]
-        if last is not None and same:
-            reused = last.ends[same - 1]
-            keys, cums = last.keys[:reused], last.cums[:reused]
-            block_tokens, ends = list(last.block_tokens[:same]), last.ends[:same]
-            uncounted = last.uncounted[: bisect_left(last.uncounted, same)]
-            h, running = keys[-1], cums[-1]
+        same_model = last.model == model  # keys are chained from the model
+        same = leading_same(blocks, last.blocks) if same_model else 0
+        keys, cums, ends = last.keys, last.cums, last.ends
+        keys_before, blocks_before = len(keys), len(ends)
+        if same:
+            reused = ends[same - 1]
+            h, running = keys[reused - 1], cums[reused - 1]
         else:
-            reused, keys, cums, block_tokens, ends, uncounted = 0, [], [], [], [], []
-            h, running = hash((self.provider, model)), 0
-        known = reused
-        for index in range(same, len(blocks)):
-            b = blocks[index]
-            counts, prints, total_b = self.segmenter.segments(b)
-            start = hash((h, b.section))
-            kept = 0
-            if (
-                index == same
-                and last is not None
-                and last.model == model  # keys are chained from the model
-                and index < len(last.blocks)
-            ):
-                old = last.blocks[index]
+            reused, h, running = 0, hash((self.provider, model)), 0
+        kept = 0
+        first = None
+        if same < len(blocks):
+            b = blocks[same]
+            first = self.segmenter.segments(b)
+            if same_model and same < len(last.blocks):
+                old = last.blocks[same]
                 if (
                     old.name == b.name
                     and old.section == b.section
@@ -117,13 +124,23 @@ class TokenPrefixSimulator:
                 ):
                     # its first lines are the old version's: same prefix, same lines
                     kept = self.segmenter.kept_lines(b, old.content)
-                    if kept:
-                        keys.extend(last.keys[reused : reused + kept])
-                        cums.extend(last.cums[reused : reused + kept])
-                        known += kept
+        known = reused + kept
+        gone = keys[known:] if same_model else []
+        del keys[known:], cums[known:], ends[same:], last.block_tokens[same:]
+        del last.uncounted[bisect_left(last.uncounted, same) :]
+        block_tokens, uncounted = last.block_tokens, last.uncounted
+        for index in range(same, len(blocks)):
+            b = blocks[index]
+            if index == same and first is not None:
+                counts, prints, total_b = first
+                skip = kept
+            else:
+                counts, prints, total_b = self.segmenter.segments(b)
+                skip = 0
+            start = hash((h, b.section))
             # line i's key: everything before this block, its section, its lines 0..i
-            keys.extend(map(hash, zip(repeat(start), prints[kept:])))
-            sums = accumulate(counts[kept:], initial=cums[-1] if kept else running)
+            keys.extend(map(hash, zip(repeat(start), prints[skip:])))
+            sums = accumulate(counts[skip:], initial=cums[-1] if skip else running)
             next(sums)
             cums.extend(sums)
             running += total_b
@@ -132,8 +149,8 @@ class TokenPrefixSimulator:
             ends.append(len(keys))
             if self.uncounted and name_kind(b.name) in self.uncounted:
                 uncounted.append(index)
-        self._last = _Sent(model, tuple(blocks), keys, cums, tuple(block_tokens), ends, uncounted)
-        return keys, cums, block_tokens, known
+        last.model, last.blocks = model, tuple(blocks)
+        return _Keyed(known, gone, keys_before, blocks_before, same_model)
 
     def _uncount(
         self, sent: _Sent, matched: int, read: int, states: tuple[str, ...]
@@ -202,26 +219,26 @@ class TokenPrefixSimulator:
         self._last_key = key
         scope = store.scope(self.provider, model, key)
         now = at.timestamp()
-        previous = self._last.keys if self._last is not None else None
-        keys, cums, block_tokens, known = self._keys(blocks, model)
+        known = self._keys(blocks, model).known
+        sent = self._last
+        keys, cums, block_tokens = sent.keys, sent.cums, sent.block_tokens
         running = cums[-1] if cums else 0
         path = scope.path
         # what this simulator knows of the keys holds for the path only if it wrote it
-        state = scope.read_path(
-            keys, now, known if path is not None and path.keys is previous else 0
-        )
+        state = scope.read_path(keys, now, known if path is not None and path is self._wrote else 0)
         matched = cums[state.first_dead - 1] if state.first_dead else 0
         expired = state.expired
         minimum, rounding = self.minimum(model), self.rounding(model)
         total = running
         read = self._floor(matched, minimum, rounding)
         write = max(0, self._floor(total, minimum, rounding) - read)
+        self._wrote = None
         if total >= minimum:
             scope.write_path(keys, now, self.retention_for(model, settings), state)
+            self._wrote = scope.path
         states, full = block_states(block_tokens, read, write)
         if self.uncounted and read:
-            assert self._last is not None
-            read, states = self._uncount(self._last, matched, read, states)
+            read, states = self._uncount(sent, matched, read, states)
         return CacheResult(
             total=total,
             read=read,
