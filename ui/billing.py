@@ -1,10 +1,9 @@
 """Billed beside simulated beside no-cache: the one place the app prices measured usage.
 
-An imported session carries what the provider reported per request; priced at
-that request's own provider and model it is the bill. Until the library has a
-session-cost function of its own this module computes it from the measured usage
-(``assembler.analysis.measured``) and the price table (``assembler.cache.pricing``);
-every page calls :func:`costs` and :func:`strip`, so swapping the source is one edit.
+An imported session carries what the provider reported per request; priced by the
+library (``assembler.analysis.billing.billed_cost``: the request's own platform and
+model, at the price in force when it was sent) it is the bill. Every page calls
+:func:`costs` and :func:`strip`, so the figures are computed once per analysis.
 """
 
 from __future__ import annotations
@@ -14,8 +13,9 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from assembler.analysis.billing import billed_cost
 from assembler.analysis.results import SessionAnalysis
-from assembler.cache.pricing import PricingError, price
+from assembler.cache.pricing import PricingError
 
 if TYPE_CHECKING:
     from ui.sidebar import Selection
@@ -33,18 +33,6 @@ class Costs:
     note: str = ""
 
 
-def _billed_step(provider: str, model: str, read: int, write: int, uncached: int, output: int, write_1h: int) -> float:  # fmt: skip
-    """One request as billed: 5-minute and 1-hour writes priced apart."""
-    total = read + write + uncached
-    usd = price(provider, model, total_input=total, cache_read=read, cache_write=write - write_1h, output=output)  # fmt: skip
-    if write_1h:
-        # priced as uncached input above (inside ``total``): swap that for the 1-hour write rate
-        usd += price(
-            provider, model, total_input=write_1h, cache_write=write_1h, write_1h=True
-        ) - price(provider, model, total_input=write_1h)
-    return usd
-
-
 def compute(a: SessionAnalysis, recorded_provider: bool) -> Costs:
     simulated = sum(s.usd for s in a.steps)
     plain = sum(s.usd_without_cache for s in a.steps)
@@ -60,25 +48,8 @@ def compute(a: SessionAnalysis, recorded_provider: bool) -> Costs:
             tuple(None for _ in a.steps),
             "the billed cost is shown under the recorded provider (Pricing: as recorded)",
         )
-    per: list[float | None] = []
-    try:
-        for s in a.steps:
-            u = s.measured
-            if u is None:
-                per.append(None)
-                continue
-            w1h = int(getattr(u, "cache_write_1h", 0) or 0)
-            per.append(
-                _billed_step(
-                    s.provider or a.provider,
-                    s.model or a.model,
-                    u.cache_read,
-                    u.cache_write,
-                    u.input,
-                    u.output,
-                    min(w1h, u.cache_write),
-                )
-            )
+    try:  # each request priced by its platform, at the price in force when it was sent
+        per = [billed_cost(s) for s in a.steps]
     except PricingError as exc:
         return Costs(simulated, plain, None, len(measured), tuple(None for _ in a.steps), str(exc))
     return Costs(simulated, plain, sum(p for p in per if p is not None), len(measured), tuple(per))

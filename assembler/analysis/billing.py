@@ -40,6 +40,7 @@ def billed_cost(step: StepAnalysis) -> float | None:
         cache_write=u.cache_write,
         cache_write_1h=u.cache_write_1h,
         output=u.output,
+        at=step.timestamp,  # the price in force when the request was sent
     )
 
 

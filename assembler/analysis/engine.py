@@ -279,7 +279,9 @@ def _analyze(
         measured = call.usage
         output = measured.output if measured is not None else target.count(call.output)
         uncached = total - read - write
-        usd, usd_without_cache = pricer.cost(read, write, uncached, output, result.write_1h)
+        usd, usd_without_cache = pricer.cost(
+            read, write, uncached, output, result.write_1h, step.at
+        )
         steps.append(
             StepAnalysis(
                 step=step.number,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 import numpy as np
 from numpy.typing import NDArray
@@ -61,6 +62,7 @@ def build_trace(
     names: list[str] = []
     rows: list[dict[str, tuple[int, int]]] = []  # per step: name → (cum tokens, prefix key)
     times: list[float] = []
+    moments: list[datetime] = []  # when each step is sent: the price in force then
     totals: list[int] = []
     outputs = 0.0
     gaps: list[float] = []
@@ -99,10 +101,11 @@ def build_trace(
             previous = now
             rows.append(row)
             times.append(now)
+            moments.append(step.at)
             totals.append(running)
             usage = step.call.usage
             output = usage.output if usage else segmenter.counter.count(step.call.output)
-            outputs += price(provider, model, total_input=0, output=output)
+            outputs += price(provider, model, total_input=0, output=output, at=step.at)
     steps = len(rows)
     cum = np.zeros((len(names), steps))
     alive = {ttl: np.zeros((len(names), steps), dtype=bool) for ttl in spans}
@@ -136,9 +139,10 @@ def build_trace(
                     cache_read=int(x) if kind.get("read") else 0,
                     cache_write=int(x) if kind.get("write") else 0,
                     write_1h=kind.get("hour", False),
+                    at=at,
                 )
                 / x
-                for x in safe
+                for x, at in zip(safe, moments, strict=True)
             ]
         )
 

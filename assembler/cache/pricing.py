@@ -13,10 +13,13 @@ from __future__ import annotations
 import warnings
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from math import inf
+from typing import Any
 
+from assembler.cache.price_clock import PriceWindow, utc, window
 from assembler.errors import UsageError
 
 #: Our provider names → genai-prices provider ids. Claude served by AWS Bedrock or Google
@@ -51,8 +54,9 @@ def provider_id(provider: str) -> str:
     return pid
 
 
-def _calc(provider: str, model: str, **fields: int) -> Decimal:
-    """One call of ``genai_prices.calc_price``; total input in ``input_tokens``.
+def _calc(provider: str, model: str, at: datetime | None, **fields: int) -> Decimal:
+    """One call of ``genai_prices.calc_price`` at time ``at`` (now when None); total
+    input in ``input_tokens``.
 
     The package (and pydantic under it) is imported on the first price asked
     for, so that commands and pages that price nothing do not load it.
@@ -63,7 +67,9 @@ def _calc(provider: str, model: str, **fields: int) -> Decimal:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # unknown usage keys are impossible here
-            result = calc_price(Usage(**fields), model_ref=model, provider_id=pid)
+            result = calc_price(
+                Usage(**fields), model_ref=model, provider_id=pid, genai_request_timestamp=at
+            )
     except (LookupError, ValueError) as exc:
         raise PricingError(
             f"genai-prices has no price for model {model!r} of provider {pid!r} ({exc})"
@@ -71,26 +77,46 @@ def _calc(provider: str, model: str, **fields: int) -> Decimal:
     return Decimal(result.total_price)
 
 
-@lru_cache(maxsize=256)
-def _tier_starts(provider: str, model: str) -> tuple[int, ...]:
-    """Input-token thresholds where the model's prices change, read from the package."""
-    from genai_prices import Usage, calc_price
+_windows: dict[tuple[str, str], PriceWindow] = {}
 
+
+def _window(provider: str, model: str, at: datetime | None) -> PriceWindow:
+    """The price of ``model`` in force at ``at`` (now when None) and until when; the
+    last answer per model is kept while it holds (requests come in time order)."""
+    moment = utc(at)
+    last = _windows.get((provider, model))
+    if last is not None and last.holds(moment):
+        return last
     pid = provider_id(provider)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = calc_price(Usage(input_tokens=1), model_ref=model, provider_id=pid)
+        w = _windows[provider, model] = window(pid, model, moment)
+        return w
     except LookupError as exc:
         raise PricingError(
             f"genai-prices has no price for model {model!r} of provider {pid!r} ({exc})"
         ) from None
+
+
+def _starts_of(prices: Any) -> tuple[int, ...]:
+    """Input-token thresholds where a price's rates change (its tiers' starts)."""
     starts = {
         int(tier.start)
-        for value in vars(result.model_price).values()
+        for value in vars(prices).values()
         for tier in (getattr(value, "tiers", None) or ())
     }
     return tuple(sorted(starts))
+
+
+_starts: dict[tuple[str, str, int], tuple[int, ...]] = {}
+
+
+def _tier_starts(provider: str, model: str, w: PriceWindow) -> tuple[int, ...]:
+    """The tier starts of the price in force in ``w``, read from the package."""
+    key = (provider, model, w.variant)
+    starts = _starts.get(key)
+    if starts is None:
+        starts = _starts[key] = _starts_of(w.prices)
+    return starts
 
 
 @dataclass(frozen=True)
@@ -104,31 +130,32 @@ class _Rates:
     output: Decimal
 
 
-_rates: dict[tuple[str, str, tuple[tuple[bool, bool], ...]], _Rates] = {}
+_rates: dict[tuple[str, str, int, tuple[tuple[bool, bool], ...]], _Rates] = {}
 
 
-def _rates_at(provider: str, model: str, total_input: int) -> _Rates:
-    """Per-token rates at ``total_input``, derived from the package once per tier.
+def _rates_at(provider: str, model: str, total_input: int, w: PriceWindow) -> _Rates:
+    """Per-token rates at ``total_input`` under the price in force in ``w``, derived from
+    the package once per price and tier.
 
     Within a tier genai-prices is linear in each token count, so five calls at
     one total give the rates for every request of that tier; calling it per
     step would dominate ``analyze``.
     """
-    tier = tuple((total_input > s, total_input >= s) for s in _tier_starts(provider, model))
-    key = (provider, model, tier)
+    tier = tuple((total_input > s, total_input >= s) for s in _tier_starts(provider, model, w))
+    key = (provider, model, w.variant, tier)
     rates = _rates.get(key)
     if rates is None:
-        t = max(total_input, 1)
-        base = _calc(provider, model, input_tokens=t)
+        t, at = max(total_input, 1), w.start
+        base = _calc(provider, model, at, input_tokens=t)
         rates = _Rates(
             input=base / t,
-            read=_calc(provider, model, input_tokens=t, cache_read_tokens=t) / t,
-            write=_calc(provider, model, input_tokens=t, cache_write_tokens=t) / t,
+            read=_calc(provider, model, at, input_tokens=t, cache_read_tokens=t) / t,
+            write=_calc(provider, model, at, input_tokens=t, cache_write_tokens=t) / t,
             write_1h=_calc(
-                provider, model, input_tokens=t, cache_write_tokens=t, cache_write_1h_tokens=t
+                provider, model, at, input_tokens=t, cache_write_tokens=t, cache_write_1h_tokens=t
             )
             / t,
-            output=(_calc(provider, model, input_tokens=t, output_tokens=t) - base) / t,
+            output=(_calc(provider, model, at, input_tokens=t, output_tokens=t) - base) / t,
         )
         _rates[key] = rates
     return rates
@@ -144,14 +171,16 @@ def price(
     output: int = 0,
     write_1h: bool = False,
     cache_write_1h: int | None = None,
+    at: datetime | None = None,
 ) -> float:
-    """USD for one request; ``total_input`` includes the cached tokens.
+    """USD for one request sent at ``at``; ``total_input`` includes the cached tokens.
 
     ``cache_write_1h`` is the part of ``cache_write`` written with a 1-hour lifetime
     (priced at the 1h rate, the rest at the 5m rate); without it ``write_1h`` says
-    whether all writes or none were.
+    whether all writes or none were. ``at`` picks the price in force then (a model's
+    price can change on a date or with the time of day); None: the price in force now.
     """
-    r = _rates_at(provider, model, total_input)
+    r = _rates_at(provider, model, total_input, _window(provider, model, at))
     hour = _hour_part(cache_write, write_1h, cache_write_1h)
     return float(_usd(r, total_input, cache_read, cache_write, hour, output))
 
@@ -187,6 +216,7 @@ def price_direct(
     output: int = 0,
     write_1h: bool = False,
     cache_write_1h: int | None = None,
+    at: datetime | None = None,
 ) -> float:
     """The same as :func:`price` with one ``calc_price`` call (slower; for checks)."""
     fields = {"input_tokens": total_input, "output_tokens": output}
@@ -198,12 +228,14 @@ def price_direct(
         hour = _hour_part(cache_write, write_1h, cache_write_1h)
         if hour:
             fields["cache_write_1h_tokens"] = hour
-    return float(_calc(provider, model, **fields))
+    return float(_calc(provider, model, None if at is None else utc(at), **fields))
 
 
+@lru_cache(maxsize=256)
 def check_model(provider: str, model: str) -> None:
     """Raise :class:`PricingError` naming ``model`` when it has no price."""
-    _tier_starts(provider, model)
+    _calc(provider, model, None, input_tokens=1)
+    _window(provider, model, None)
 
 
 def step_cost(
@@ -216,12 +248,14 @@ def step_cost(
     output: int,
     ttl: str = "5m",
     write_1h: int | None = None,
+    at: datetime | None = None,
 ) -> StepCost:
-    """Cost of a step as simulated, and of the same step with no caching at all.
+    """Cost of a step sent at ``at`` as simulated, and of the same step with no caching.
 
     ``write_1h`` is the part of ``write`` made with a 1-hour lifetime; without it
-    ``ttl`` says which lifetime all writes had."""
-    usd, plain = step_pricer(provider, model, ttl).cost(read, write, uncached, output, write_1h)
+    ``ttl`` says which lifetime all writes had. ``at``: as for :func:`price`."""
+    pricer = step_pricer(provider, model, ttl)
+    usd, plain = pricer.cost(read, write, uncached, output, write_1h, at)
     return StepCost(usd, plain)
 
 
@@ -229,33 +263,40 @@ class StepPricer:
     """:func:`step_cost` for one provider, model and write lifetime, as plain numbers.
 
     The same figures as :func:`price` (the same rates and the same decimal sum),
-    without working out the provider, tier and arguments again at every step.
+    without working out the provider, price, tier and arguments again at every step.
     """
 
-    __slots__ = ("_by_tier", "_flat", "_hour", "_model", "_provider", "_span", "_starts")
+    __slots__ = ("_by_tier", "_flat", "_hour", "_model", "_provider", "_span", "_starts", "_window")
 
     def __init__(self, provider: str, model: str, ttl: str) -> None:
         self._provider = provider
         self._model = model
         self._hour = ttl == "1h"
-        self._starts = _tier_starts(provider, model)
-        self._flat: _Rates | None = None  # the rates of a model without tiers
+        self._window: PriceWindow | None = None  # the price in force at the last step
+        self._starts: tuple[int, ...] = ()
+        self._flat: _Rates | None = None  # the rates of a price without tiers
         self._by_tier: dict[tuple[int, int], _Rates] = {}
         # the open interval of totals between two tier starts that the last rates
         # cover (a session's totals stay in one tier for many steps), and those rates
         self._span: tuple[float, float, _Rates | None] = (0, 0, None)
 
-    def _rates(self, total: int) -> _Rates:
+    def _enter(self, at: datetime | None) -> None:
+        """Take the price in force at ``at``: its tiers, none of their rates yet."""
+        w = self._window = _window(self._provider, self._model, at)
+        self._starts = _tier_starts(self._provider, self._model, w)
+        self._flat, self._by_tier, self._span = None, {}, (0, 0, None)
+
+    def _rates(self, total: int, w: PriceWindow) -> _Rates:
         if not self._starts:
             if self._flat is None:
-                self._flat = _rates_at(self._provider, self._model, total)
+                self._flat = _rates_at(self._provider, self._model, total, w)
             return self._flat
         # the tier as _rates_at keys it: how many starts lie below, and at or below, the total
         starts = self._starts
         key = (bisect_left(starts, total), bisect_right(starts, total))
         rates = self._by_tier.get(key)
         if rates is None:
-            rates = self._by_tier[key] = _rates_at(self._provider, self._model, total)
+            rates = self._by_tier[key] = _rates_at(self._provider, self._model, total, w)
         below, above = key
         if below == above:  # strictly between two starts: the same key for all of them
             self._span = (
@@ -266,15 +307,26 @@ class StepPricer:
         return rates
 
     def cost(
-        self, read: int, write: int, uncached: int, output: int, write_1h: int | None = None
+        self,
+        read: int,
+        write: int,
+        uncached: int,
+        output: int,
+        write_1h: int | None = None,
+        at: datetime | None = None,
     ) -> tuple[float, float]:
-        """USD as simulated and USD without any caching."""
+        """USD as simulated and USD without any caching, for a request sent at ``at``."""
+        w = self._window
+        if w is None or (not w.always and (at is None or not w.holds(utc(at)))):
+            self._enter(at)
+            w = self._window
+            assert w is not None
         total = read + write + uncached
         r = self._flat
         if r is None:
             low, high, r = self._span
             if r is None or not low < total < high:
-                r = self._rates(total)
+                r = self._rates(total, w)
         # _hour_part, inlined
         hour = max(0, min(write, write_1h)) if write_1h is not None else write if self._hour else 0
         usd = _usd(r, total, read, write, hour, output)
