@@ -41,6 +41,7 @@ def billed_cost(step: StepAnalysis) -> float | None:
         cache_write_1h=u.cache_write_1h,
         output=u.output,
         at=step.timestamp,  # the price in force when the request was sent
+        context=step.price_context,  # and in the tier (or speed) that served it
     )
 
 

@@ -23,6 +23,7 @@ from assembler.analysis.misses import MissInput, duration_text, find_miss
 from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.results import SessionAnalysis, StepAnalysis
 from assembler.cache.anthropic import AnthropicSimulator
+from assembler.cache.price_context import recorded_context, unpriced_warning
 from assembler.cache.pricing import PROVIDER_IDS, StepPricer, check_model, step_pricer
 from assembler.cache.providers import cache_platform, normalize_provider, simulator
 from assembler.cache.segmenter import Segmenter
@@ -238,6 +239,7 @@ def _analyze(
             if answered:
                 sim.request(blocks[:answered], mdl, prev.at, cache)
         recorded_ttl = call.ttl
+        write_ttl = target.write_ttl
         if recorded_ttl:
             # a recorded request's writes live as long as its bill says (Anthropic sells 5m and 1h)
             write_ttl = recorded_ttl if prov == "anthropic" else target.write_ttl
@@ -279,9 +281,21 @@ def _analyze(
         measured = call.usage
         output = measured.output if measured is not None else target.count(call.output)
         uncached = total - read - write
+        # the recorded speed or tier, only at the recorded provider's prices: under
+        # --provider another provider's tiers are not the ones the request was served in
+        context = (
+            ()
+            if call.settings is None
+            else recorded_context(call.settings, provider or profile.provider, profile.provider)
+        )
+        if context:
+            pricer = step_pricer(target.platform, mdl, write_ttl, context)
         usd, usd_without_cache = pricer.cost(
             read, write, uncached, output, result.write_1h, step.at
         )
+        warnings = _warnings(result, assembled.assembly)
+        if context and pricer.unpriced:
+            warnings += (unpriced_warning(context, pricer.unpriced, mdl),)
         steps.append(
             StepAnalysis(
                 step=step.number,
@@ -312,7 +326,8 @@ def _analyze(
                 write_ttl=(recorded_ttl or "") if prov == "anthropic" else "",
                 inferred=() if call.request is None else _inferred(call),
                 # a component whose build raised is named, never silently left out
-                warnings=_warnings(result, assembled.assembly),
+                warnings=warnings,
+                price_context=context,
             )
         )
         prev = PreviousStep(blocks, read, write, mdl, prov, at, day, call.index, platform)

@@ -18,6 +18,8 @@ from numpy.typing import NDArray
 from assembler.analysis.breakpoint_search import Trace
 from assembler.analysis.layouts import TTLS, Layout
 from assembler.analysis.pipeline import SessionAssembler
+from assembler.cache.price_clock import PriceContext
+from assembler.cache.price_context import recorded_context
 from assembler.cache.pricing import price
 from assembler.cache.rules import anthropic_minimum, parse_duration, rules
 from assembler.cache.segmenter import Segmenter
@@ -63,6 +65,7 @@ def build_trace(
     rows: list[dict[str, tuple[int, int]]] = []  # per step: name → (cum tokens, prefix key)
     times: list[float] = []
     moments: list[datetime] = []  # when each step is sent: the price in force then
+    contexts: list[PriceContext] = []  # and the tier or speed it was served in
     totals: list[int] = []
     outputs = 0.0
     gaps: list[float] = []
@@ -102,10 +105,15 @@ def build_trace(
             rows.append(row)
             times.append(now)
             moments.append(step.at)
+            # a context recorded for another provider's prices is not this one's
+            context = recorded_context(step.call.settings, provider, step.context.profile.provider)
+            contexts.append(context)
             totals.append(running)
             usage = step.call.usage
             output = usage.output if usage else segmenter.counter.count(step.call.output)
-            outputs += price(provider, model, total_input=0, output=output, at=step.at)
+            outputs += price(
+                provider, model, total_input=0, output=output, at=step.at, context=context
+            )
     steps = len(rows)
     cum = np.zeros((len(names), steps))
     alive = {ttl: np.zeros((len(names), steps), dtype=bool) for ttl in spans}
@@ -140,9 +148,10 @@ def build_trace(
                     cache_write=int(x) if kind.get("write") else 0,
                     write_1h=kind.get("hour", False),
                     at=at,
+                    context=context,
                 )
                 / x
-                for x, at in zip(safe, moments, strict=True)
+                for x, at, context in zip(safe, moments, contexts, strict=True)
             ]
         )
 

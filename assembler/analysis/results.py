@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from assembler.cache.price_clock import PriceContext
 from assembler.sessions.model import Usage
 from assembler.sessions.versions import StoredText
 from assembler.sessions.versions import read as read_text
@@ -83,6 +84,7 @@ class StepAnalysis:
     write_ttl: str = ""  # the lifetime its writes were simulated and priced with
     inferred: tuple[tuple[str, int], ...] = ()  # (block, tokens) sized from billed usage
     warnings: tuple[str, ...] = ()  # what the simulator warns of (a request the API rejects)
+    price_context: PriceContext = ()  # the recorded context its platform's prices apply
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,10 @@ ships. Its update function is never called, so nothing touches the network.
 included; cache writes of a 1h lifetime are also reported as
 ``cache_write_1h_tokens`` (a subset of ``cache_write_tokens``), which the
 package prices at the 1h write rate.
+
+A price context (``(("speed", "fast"),)``, ``(("service_tier", "priority"),)``,
+``(("processing", "batch"),)``) selects the package's price variants for the request;
+the empty context is the standard price, and costs no more than before contexts were.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from functools import lru_cache
 from math import inf
 from typing import Any
 
-from assembler.cache.price_clock import PriceWindow, utc, window
+from assembler.cache.price_clock import PriceContext, PriceWindow, utc, window
 from assembler.errors import UsageError
 
 #: Our provider names → genai-prices provider ids. Claude served by AWS Bedrock or Google
@@ -54,9 +58,15 @@ def provider_id(provider: str) -> str:
     return pid
 
 
-def _calc(provider: str, model: str, at: datetime | None, **fields: int) -> Decimal:
-    """One call of ``genai_prices.calc_price`` at time ``at`` (now when None); total
-    input in ``input_tokens``.
+def _calc(
+    provider: str,
+    model: str,
+    at: datetime | None,
+    context: PriceContext = (),
+    **fields: int,
+) -> Decimal:
+    """One call of ``genai_prices.calc_price`` at time ``at`` (now when None) under
+    ``context``; total input in ``input_tokens``.
 
     The package (and pydantic under it) is imported on the first price asked
     for, so that commands and pages that price nothing do not load it.
@@ -68,7 +78,11 @@ def _calc(provider: str, model: str, at: datetime | None, **fields: int) -> Deci
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # unknown usage keys are impossible here
             result = calc_price(
-                Usage(**fields), model_ref=model, provider_id=pid, genai_request_timestamp=at
+                Usage(**fields),
+                model_ref=model,
+                provider_id=pid,
+                genai_request_timestamp=at,
+                price_context=dict(context) if context else None,
             )
     except (LookupError, ValueError) as exc:
         raise PricingError(
@@ -77,19 +91,22 @@ def _calc(provider: str, model: str, at: datetime | None, **fields: int) -> Deci
     return Decimal(result.total_price)
 
 
-_windows: dict[tuple[str, str], PriceWindow] = {}
+_windows: dict[tuple[str, str, PriceContext], PriceWindow] = {}
 
 
-def _window(provider: str, model: str, at: datetime | None) -> PriceWindow:
-    """The price of ``model`` in force at ``at`` (now when None) and until when; the
-    last answer per model is kept while it holds (requests come in time order)."""
+def _window(
+    provider: str, model: str, at: datetime | None, context: PriceContext = ()
+) -> PriceWindow:
+    """The price of ``model`` in force at ``at`` (now when None) under ``context`` and
+    until when; the last answer per model and context is kept while it holds (requests
+    come in time order)."""
     moment = utc(at)
-    last = _windows.get((provider, model))
+    last = _windows.get((provider, model, context))
     if last is not None and last.holds(moment):
         return last
     pid = provider_id(provider)
     try:
-        w = _windows[provider, model] = window(pid, model, moment)
+        w = _windows[provider, model, context] = window(pid, model, moment, context)
         return w
     except LookupError as exc:
         raise PricingError(
@@ -107,12 +124,13 @@ def _starts_of(prices: Any) -> tuple[int, ...]:
     return tuple(sorted(starts))
 
 
-_starts: dict[tuple[str, str, int], tuple[int, ...]] = {}
+_starts: dict[tuple[str, str, int, tuple[int, ...]], tuple[int, ...]] = {}
 
 
 def _tier_starts(provider: str, model: str, w: PriceWindow) -> tuple[int, ...]:
-    """The tier starts of the price in force in ``w``, read from the package."""
-    key = (provider, model, w.variant)
+    """The tier starts of the price in force in ``w`` (its variants laid over it), read
+    from the package."""
+    key = (provider, model, w.variant, w.overrides)
     starts = _starts.get(key)
     if starts is None:
         starts = _starts[key] = _starts_of(w.prices)
@@ -130,32 +148,42 @@ class _Rates:
     output: Decimal
 
 
-_rates: dict[tuple[str, str, int, tuple[tuple[bool, bool], ...]], _Rates] = {}
+_RatesKey = tuple[str, str, int, tuple[int, ...], tuple[tuple[bool, bool], ...]]
+_rates: dict[_RatesKey, _Rates] = {}
 
 
-def _rates_at(provider: str, model: str, total_input: int, w: PriceWindow) -> _Rates:
+def _rates_at(
+    provider: str, model: str, total_input: int, w: PriceWindow, context: PriceContext = ()
+) -> _Rates:
     """Per-token rates at ``total_input`` under the price in force in ``w``, derived from
-    the package once per price and tier.
+    the package once per price, variants and tier (the variants ``context`` selects
+    in ``w`` are ``w.overrides``: they, not the context, decide the rates).
 
     Within a tier genai-prices is linear in each token count, so five calls at
     one total give the rates for every request of that tier; calling it per
     step would dominate ``analyze``.
     """
     tier = tuple((total_input > s, total_input >= s) for s in _tier_starts(provider, model, w))
-    key = (provider, model, w.variant, tier)
+    key = (provider, model, w.variant, w.overrides, tier)
     rates = _rates.get(key)
     if rates is None:
-        t, at = max(total_input, 1), w.start
-        base = _calc(provider, model, at, input_tokens=t)
+        t, at, c = max(total_input, 1), w.start, context
+        base = _calc(provider, model, at, c, input_tokens=t)
         rates = _Rates(
             input=base / t,
-            read=_calc(provider, model, at, input_tokens=t, cache_read_tokens=t) / t,
-            write=_calc(provider, model, at, input_tokens=t, cache_write_tokens=t) / t,
+            read=_calc(provider, model, at, c, input_tokens=t, cache_read_tokens=t) / t,
+            write=_calc(provider, model, at, c, input_tokens=t, cache_write_tokens=t) / t,
             write_1h=_calc(
-                provider, model, at, input_tokens=t, cache_write_tokens=t, cache_write_1h_tokens=t
+                provider,
+                model,
+                at,
+                c,
+                input_tokens=t,
+                cache_write_tokens=t,
+                cache_write_1h_tokens=t,
             )
             / t,
-            output=(_calc(provider, model, at, input_tokens=t, output_tokens=t) - base) / t,
+            output=(_calc(provider, model, at, c, input_tokens=t, output_tokens=t) - base) / t,
         )
         _rates[key] = rates
     return rates
@@ -172,15 +200,18 @@ def price(
     write_1h: bool = False,
     cache_write_1h: int | None = None,
     at: datetime | None = None,
+    context: PriceContext = (),
 ) -> float:
-    """USD for one request sent at ``at``; ``total_input`` includes the cached tokens.
+    """USD for one request sent at ``at`` under price ``context``; ``total_input``
+    includes the cached tokens.
 
     ``cache_write_1h`` is the part of ``cache_write`` written with a 1-hour lifetime
     (priced at the 1h rate, the rest at the 5m rate); without it ``write_1h`` says
     whether all writes or none were. ``at`` picks the price in force then (a model's
     price can change on a date or with the time of day); None: the price in force now.
     """
-    r = _rates_at(provider, model, total_input, _window(provider, model, at))
+    w = _window(provider, model, at, context)
+    r = _rates_at(provider, model, total_input, w, context)
     hour = _hour_part(cache_write, write_1h, cache_write_1h)
     return float(_usd(r, total_input, cache_read, cache_write, hour, output))
 
@@ -217,6 +248,7 @@ def price_direct(
     write_1h: bool = False,
     cache_write_1h: int | None = None,
     at: datetime | None = None,
+    context: PriceContext = (),
 ) -> float:
     """The same as :func:`price` with one ``calc_price`` call (slower; for checks)."""
     fields = {"input_tokens": total_input, "output_tokens": output}
@@ -228,7 +260,7 @@ def price_direct(
         hour = _hour_part(cache_write, write_1h, cache_write_1h)
         if hour:
             fields["cache_write_1h_tokens"] = hour
-    return float(_calc(provider, model, None if at is None else utc(at), **fields))
+    return float(_calc(provider, model, None if at is None else utc(at), context, **fields))
 
 
 @lru_cache(maxsize=256)
@@ -249,29 +281,42 @@ def step_cost(
     ttl: str = "5m",
     write_1h: int | None = None,
     at: datetime | None = None,
+    context: PriceContext = (),
 ) -> StepCost:
     """Cost of a step sent at ``at`` as simulated, and of the same step with no caching.
 
     ``write_1h`` is the part of ``write`` made with a 1-hour lifetime; without it
-    ``ttl`` says which lifetime all writes had. ``at``: as for :func:`price`."""
-    pricer = step_pricer(provider, model, ttl)
+    ``ttl`` says which lifetime all writes had. ``at``, ``context``: as for :func:`price`."""
+    pricer = step_pricer(provider, model, ttl, context)
     usd, plain = pricer.cost(read, write, uncached, output, write_1h, at)
     return StepCost(usd, plain)
 
 
 class StepPricer:
-    """:func:`step_cost` for one provider, model and write lifetime, as plain numbers.
+    """:func:`step_cost` for one provider, model, write lifetime and price context, as
+    plain numbers.
 
     The same figures as :func:`price` (the same rates and the same decimal sum),
     without working out the provider, price, tier and arguments again at every step.
     """
 
-    __slots__ = ("_by_tier", "_flat", "_hour", "_model", "_provider", "_span", "_starts", "_window")
+    __slots__ = (
+        "_by_tier",
+        "_context",
+        "_flat",
+        "_hour",
+        "_model",
+        "_provider",
+        "_span",
+        "_starts",
+        "_window",
+    )
 
-    def __init__(self, provider: str, model: str, ttl: str) -> None:
+    def __init__(self, provider: str, model: str, ttl: str, context: PriceContext = ()) -> None:
         self._provider = provider
         self._model = model
         self._hour = ttl == "1h"
+        self._context = context
         self._window: PriceWindow | None = None  # the price in force at the last step
         self._starts: tuple[int, ...] = ()
         self._flat: _Rates | None = None  # the rates of a price without tiers
@@ -282,21 +327,23 @@ class StepPricer:
 
     def _enter(self, at: datetime | None) -> None:
         """Take the price in force at ``at``: its tiers, none of their rates yet."""
-        w = self._window = _window(self._provider, self._model, at)
+        w = self._window = _window(self._provider, self._model, at, self._context)
         self._starts = _tier_starts(self._provider, self._model, w)
         self._flat, self._by_tier, self._span = None, {}, (0, 0, None)
 
     def _rates(self, total: int, w: PriceWindow) -> _Rates:
         if not self._starts:
             if self._flat is None:
-                self._flat = _rates_at(self._provider, self._model, total, w)
+                self._flat = _rates_at(self._provider, self._model, total, w, self._context)
             return self._flat
         # the tier as _rates_at keys it: how many starts lie below, and at or below, the total
         starts = self._starts
         key = (bisect_left(starts, total), bisect_right(starts, total))
         rates = self._by_tier.get(key)
         if rates is None:
-            rates = self._by_tier[key] = _rates_at(self._provider, self._model, total, w)
+            rates = self._by_tier[key] = _rates_at(
+                self._provider, self._model, total, w, self._context
+            )
         below, above = key
         if below == above:  # strictly between two starts: the same key for all of them
             self._span = (
@@ -332,8 +379,17 @@ class StepPricer:
         usd = _usd(r, total, read, write, hour, output)
         return float(usd), float(_usd(r, total, 0, 0, 0, output))
 
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """The context's keys the price in force at the last step has no variant for
+        (that step was priced at the standard rates for them)."""
+        return () if self._window is None else self._window.unpriced
+
 
 @lru_cache(maxsize=256)
-def step_pricer(provider: str, model: str, ttl: str = "5m") -> StepPricer:
-    """The shared :class:`StepPricer` of ``provider``, ``model`` and write lifetime ``ttl``."""
-    return StepPricer(provider, model, ttl)
+def step_pricer(
+    provider: str, model: str, ttl: str = "5m", context: PriceContext = ()
+) -> StepPricer:
+    """The shared :class:`StepPricer` of ``provider``, ``model``, write lifetime ``ttl``
+    and price ``context``."""
+    return StepPricer(provider, model, ttl, context)

@@ -196,6 +196,7 @@ _SETTINGS = Spec(
         "cache_mode": frozenset({"implicit", "explicit"}),
         "cache_ttl": TEXT,
         "response_started": TIME,
+        "service_tier": TEXT,
     }
 )
 _DIAGNOSTIC = Spec(

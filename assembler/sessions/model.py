@@ -230,6 +230,10 @@ def kept_counts(previous: RecordedRequest | None, keep: int) -> dict[str, int]:
     return {name: running[at] for name, running in owner._counts.items()}
 
 
+#: Service tiers and speeds that are billed at the standard price: nothing to record.
+STANDARD_TIERS = frozenset({"standard", "default", "auto"})
+
+
 @dataclass(frozen=True)
 class RequestSettings:
     """Request settings a provider's cache depends on, as recorded (None: not recorded)."""
@@ -246,6 +250,8 @@ class RequestSettings:
     cache_mode: str | None = None  # implicit | explicit (prompt_cache_options.mode)
     cache_ttl: str | None = None  # prompt_cache_options.ttl
     response_started: datetime | None = None  # when the first response began (concurrency)
+    # the tier that served it (priority, flex, batch, …): it prices the request, never the cache
+    service_tier: str | None = None
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,7 @@ EVENT_FIELDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                     "images": COUNT,
                     "retention": _enum("in_memory", "24h", "30m"),
                     "response_started": TIMES,
+                    "service_tier": _enum("priority", "flex", "batch"),
                 },
             ),
             "diagnostic": st.fixed_dictionaries(
@@ -461,6 +462,7 @@ def _full_document() -> dict[str, Any]:
                 "cache_mode": "explicit",
                 "cache_ttl": "1h",
                 "response_started": at,
+                "service_tier": "priority",
             },
             "diagnostic": {"provider": "openai", "type": None, "reason": "r", "missed_tokens": 3},
             "ttl": "1h",

@@ -127,6 +127,25 @@ CASES: list[Case] = [
         'found the string "read file"',
     ),
     Case(
+        "service-tier-not-text",
+        "s.yaml",
+        yaml_events(ENTER, f'{{type: llm, at: "{T1}", settings: {{service_tier: 2}}}}'),
+        "events[1].settings.service_tier",
+        13,
+        "expected a string, found the integer 2",
+    ),
+    Case(
+        "service-tier-not-text-jsonl",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {"type": "llm", "at": T1, "settings": {"service_tier": ["priority"]}},
+        ),
+        "events[1].settings.service_tier",
+        3,
+        "expected a string, found a list",
+    ),
+    Case(
         "negative-usage",
         "s.yaml",
         yaml_events(ENTER, f'{{type: llm, at: "{T1}", usage: {{input: -5, output: 10}}}}'),

@@ -137,6 +137,7 @@ class _Emitter:
             ttl=r.ttl,
             request={"blocks": blocks},
             diagnostic=r.diagnostic,
+            settings={"service_tier": r.service_tier} if r.service_tier else None,
         )
         return next((i.text for i in reversed(r.output) if i.kind == "text"), "")
 

@@ -33,7 +33,7 @@ from assembler.sessions.importers.records import (
     kind,
     read_jsonl,
 )
-from assembler.sessions.importers.request_cache import anthropic_diagnostic
+from assembler.sessions.importers.request_cache import anthropic_diagnostic, service_tier
 
 SYNTHETIC = "<synthetic>"  # locally made assistant messages (errors): never sent to the API
 TASK_TOOLS = ("Task", "Agent")
@@ -256,6 +256,7 @@ class _Reader:
             request.usage = new
             self.ttl = anthropic_write_ttl(raw_usage) or self.ttl
             request.ttl = self.ttl
+            request.service_tier = service_tier(raw_usage.get("service_tier"))
 
     def _assistant_item(self, rec: Record, part: Mapping[str, Any]) -> Item | None:
         ptype = part.get("type")

@@ -70,6 +70,7 @@ class Request:
     platform: str | None = None  # who served it (anthropic, anthropic-bedrock, …)
     thread: str = ""  # the conversation it belongs to ("" the main one)
     diagnostic: dict[str, Any] | None = None  # the provider's own cache verdict, if recorded
+    service_tier: str | None = None  # a tier other than the standard one that served it
 
 
 @dataclass

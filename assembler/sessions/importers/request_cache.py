@@ -8,6 +8,7 @@ from typing import Any
 
 from assembler.sessions.importers.history import json_text
 from assembler.sessions.importers.records import as_int, iter_items
+from assembler.sessions.model import STANDARD_TIERS
 
 _IMAGE_PARTS = ("image", "input_image", "image_url")
 
@@ -32,8 +33,32 @@ def _parts(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return parts
 
 
-def request_settings(request: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The cache-relevant settings of an Anthropic, Chat or Responses request body."""
+def service_tier(tier: Any) -> str | None:
+    """A tier that served a request as the setting records it: none for a standard one
+    (Claude Code marks every response ``standard``), so only a tier priced apart is kept."""
+    if not isinstance(tier, str) or not tier or tier.lower() in STANDARD_TIERS:
+        return None
+    return tier[:40]
+
+
+def response_tier(request: Mapping[str, Any], response: Mapping[str, Any]) -> str | None:
+    """The tier that served the request: the response's (OpenAI ``service_tier``, Anthropic
+    ``usage.service_tier``), else the one the request asked for."""
+    usage = response.get("usage")
+    for tier in (
+        response.get("service_tier"),
+        usage.get("service_tier") if isinstance(usage, Mapping) else None,
+    ):
+        if isinstance(tier, str) and tier:
+            return service_tier(tier)
+    return service_tier(request.get("service_tier"))
+
+
+def request_settings(
+    request: Mapping[str, Any], response: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The cache-relevant settings of an Anthropic, Chat or Responses request body, and
+    the service tier that priced it."""
     output = request.get("output_config")
     output = output if isinstance(output, Mapping) else {}
     reasoning = request.get("reasoning")
@@ -66,6 +91,7 @@ def request_settings(request: Mapping[str, Any]) -> dict[str, Any] | None:
         if options.get("mode") in ("implicit", "explicit")
         else None,
         "cache_ttl": _choice(options.get("ttl")),
+        "service_tier": response_tier(request, response or {}),
     }
     kept = {k: v for k, v in found.items() if v is not None}
     return kept or None

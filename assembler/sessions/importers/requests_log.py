@@ -341,7 +341,7 @@ def import_requests(path: Path) -> Imported:
             output=answer(api, response),
             usage=measured(api, response),
             request={"blocks": blocks},
-            settings=request_settings(request),
+            settings=request_settings(request, response),
             diagnostic=response_diagnostic(api == ANTHROPIC, request, response),
             ttl=write_ttl(request) if api == ANTHROPIC else None,
         )
