@@ -59,7 +59,12 @@ def body() -> None:
     m[1].metric(f"Cached (read) {tok}", f"{s.read:,}")
     m[2].metric("Written to cache", f"{s.write:,}")
     m[3].metric("Hit ratio", f"{s.hit_ratio:.1%}")
-    m[4].metric("Cost of this step", _money(s.usd))
+    priced = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.price_context)
+    m[4].metric(
+        "Cost of this step",
+        _money(s.usd),
+        help=html.md(f"Priced in the recorded {priced}.") if priced else None,
+    )
     m[5].metric(
         "Without caching",
         _money(s.usd_without_cache),

@@ -85,6 +85,8 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
         "model": s.model,
         **({"platform": s.platform} if s.platform and s.platform != s.provider else {}),
         **({"write_ttl": s.write_ttl} if s.write_ttl else {}),
+        # the tier, speed or batch the request was priced in, when not the standard one
+        **({"priced_as": dict(s.price_context)} if s.price_context else {}),
         "tokens": dict(s.tokens),
         "cache": {
             "read": s.read,

@@ -79,7 +79,7 @@ _BLOCKS = "\x01blocks\x01"  # where a step's blocks go: the template is cut ther
 
 
 def _step_template(
-    platform: bool, ttl: bool, tokens: tuple[str, ...], warnings: bool
+    platform: bool, ttl: bool, priced_as: bool, tokens: tuple[str, ...], warnings: bool
 ) -> tuple[str, str]:
     """The step's text before its blocks and after them."""
     m = _Markers()
@@ -96,6 +96,8 @@ def _step_template(
         shape["platform"] = m()
     if ttl:
         shape["write_ttl"] = m()
+    if priced_as:
+        shape["priced_as"] = m()
     shape["tokens"] = {name: m() for name in tokens}
     shape["cache"] = {
         "read": m(),
@@ -158,7 +160,7 @@ class StepText:
         self._blocks: dict[int, tuple[BlockAnalysis, str]] = {}
         self._contents: dict[tuple[object, ...], str] = {}
         self._paths: dict[tuple[str, ...], str] = {}
-        self._templates: dict[tuple[bool, bool, tuple[str, ...], bool], tuple[str, str]] = {}
+        self._templates: dict[tuple[bool, bool, bool, tuple[str, ...], bool], tuple[str, str]] = {}
         self._last_blocks: tuple[BlockAnalysis, ...] = ()
         self._last_texts: list[str] = []
 
@@ -229,7 +231,13 @@ class StepText:
         v = scalar
         platform = bool(s.platform) and s.platform != s.provider
         tokens = s.tokens
-        shape = (platform, bool(s.write_ttl), tuple(tokens), bool(s.warnings))
+        shape = (
+            platform,
+            bool(s.write_ttl),
+            bool(s.price_context),
+            tuple(tokens),
+            bool(s.warnings),
+        )
         template = self._templates.get(shape)
         if template is None:
             template = self._templates[shape] = _step_template(*shape)
@@ -249,6 +257,8 @@ class StepText:
             values.append(v(s.platform, 3))
         if s.write_ttl:
             values.append(v(s.write_ttl, 3))
+        if s.price_context:
+            values.append(v(dict(s.price_context), 3))
         values += [_int(n, 4) for n in tokens.values()]
         values += (
             _int(s.read, 4),

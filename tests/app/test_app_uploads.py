@@ -231,3 +231,28 @@ def test_an_accepted_upload_leaves_an_empty_uploader_and_stays_loaded() -> None:
     assert not at.exception and not at.error
     assert at.get("file_uploader")[0].key == "upload_session_2"
     assert any("Claude Code transcript" in c for c in _captions(at))
+
+
+def test_a_step_priced_in_its_recorded_tier_says_so_on_its_cost() -> None:
+    llm = "  - {{type: llm, at: '2026-11-02T10:0{m}:00Z', input: q, output: ok{s}}}\n"
+    session = (
+        "format: context-session/1\n"
+        "session: {id: tiered, agent: {name: a}, provider: openai, model: gpt-4o}\n"
+        "events:\n"
+        "  - {type: enter, at: '2026-11-02T10:00:00Z', function: main}\n"
+        + llm.format(m=1, s="")
+        + llm.format(m=2, s=", settings: {service_tier: priority}")
+        + "  - {type: exit, at: '2026-11-02T10:03:00Z', function: main}\n"
+    )
+    at = _upload([("tiered.yaml", session.encode())])
+
+    def cost_help() -> str | None:
+        (cost,) = [m for m in at.metric if m.label == "Cost of this step"]
+        return cost.help
+
+    assert not cost_help()  # step 1: the standard tier
+    at.query_params["step"] = "2"
+    at.run()
+    assert at.subheader[0].value == "Step 2 / 2"
+    help_text = cost_help()
+    assert "service tier priority" in (help_text or "")

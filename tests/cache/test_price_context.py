@@ -3,6 +3,7 @@ variants, selected by the recorded price context, exactly as the package selects
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from assembler.analysis.billing import billed_cost, session_costs
 from assembler.analysis.engine import analyze
+from assembler.analysis.report_json import analysis_json, write_analysis_json
 from assembler.cache.price_clock import PriceContext, model_info, window
 from assembler.cache.price_context import price_context
 from assembler.cache.pricing import PROVIDER_IDS, price, price_direct, step_pricer
@@ -209,6 +211,12 @@ def test_an_analysis_prices_a_step_in_its_recorded_context(
     )
     assert billed != billed_cost(plain)
     assert session_costs(a).billed == pytest.approx(sum(billed_cost(s) or 0 for s in a.steps))
+    # the JSON report says which step was priced in which context, and only that one
+    parts: list[str] = []
+    write_analysis_json(a, parts.append)  # as the CLI writes it
+    steps = json.loads("".join(parts))["steps"]
+    assert steps == analysis_json(a)["steps"]
+    assert [s.get("priced_as") for s in steps] == [None, dict(context), None]
 
 
 def test_another_providers_prices_ignore_the_recorded_context() -> None:

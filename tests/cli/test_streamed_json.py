@@ -147,6 +147,11 @@ def steps(draw: st.DrawFn, pool: list[BlockAnalysis], number: int) -> StepAnalys
         ),
         platform=draw(st.sampled_from(["", provider, "anthropic-bedrock"])),
         write_ttl=draw(st.sampled_from(["", "1h"])),
+        price_context=draw(
+            st.sampled_from(
+                [(), (("service_tier", "priority"),), (("processing", "batch"), ("speed", "fast"))]
+            )
+        ),
         inferred=tuple(draw(st.lists(st.tuples(ODD_TEXT, ODD_INTS), max_size=2))),
         warnings=tuple(draw(st.lists(ODD_TEXT, max_size=2))),
     )
