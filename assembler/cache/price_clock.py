@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from genai_prices.types import ModelInfo, ModelPrice
 
-UTC = UTC
 
 #: A request's price context as the package's variants spell it, sorted: ``(("speed", "fast"),)``.
 PriceContext = tuple[tuple[str, str], ...]
