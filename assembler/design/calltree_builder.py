@@ -45,7 +45,8 @@ class _OpenCall:
     # the leading run of finished slots: slots only ever finish or are appended, so
     # the run only grows at its end, and every snapshot shares this one list
     head: list[CallNode] = field(default_factory=list)
-    # the snapshot views last handed out: reused while their lists have not grown
+    # the snapshot views last handed out, reused until their list changes (which
+    # sets them back to None)
     kids_view: SharedPrefix[CallNode] | None = None
     llm_view: SharedPrefix[LLMExchange] | None = None
     tools_view: SharedPrefix[ToolUse] | None = None
@@ -208,6 +209,8 @@ class CallTreeBuilder:
             call_id, function, input, host.call_id if host else None, ref, retried
         )
         siblings.append(call_id)  # the slot is taken now: siblings stay in start order
+        if host is not None:
+            host.kids_view = None
         return call_id
 
     def exit(
@@ -284,8 +287,11 @@ class CallTreeBuilder:
             ref=call.ref,
         )
         self._finished[call.call_id] = node
-        slots = self._open[call.parent].slots if call.parent is not None else self._roots
+        parent = self._open[call.parent] if call.parent is not None else None
+        slots = parent.slots if parent is not None else self._roots
         slots[_slot_index(slots, call.call_id)] = node
+        if parent is not None:
+            parent.kids_view = None
         return node
 
     def llm(self, exchange: LLMExchange, ref: str | None = None) -> None:
@@ -293,12 +299,14 @@ class CallTreeBuilder:
         call = self._target(ref, "llm.call")
         if call is not None:
             call.llm.append(exchange)
+            call.llm_view = None
 
     def tool(self, use: ToolUse, ref: str | None = None) -> None:
         call = self._target(ref, "tool.call")
         if call is None:
             raise CallTreeError(f"tool call {use.name!r} outside any agentic function")
         call.tools.append(use)
+        call.tools_view = None
 
     # --- snapshots ------------------------------------------------------------------------
 
@@ -403,15 +411,15 @@ class CallTreeBuilder:
             slots = call.slots
             if len(slots) == n:
                 children = call.kids_view
-                if children is None or len(children) != n:
+                if children is None:
                     children = call.kids_view = SharedPrefix(head, n)
             else:
                 children = SharedPrefix(head, n, tuple(self._placed(slots[n:], below)))
             llm = call.llm_view
-            if llm is None or len(llm) != len(call.llm):
+            if llm is None:
                 llm = call.llm_view = SharedPrefix(call.llm, len(call.llm))
             tools = call.tools_view
-            if tools is None or len(tools) != len(call.tools):
+            if tools is None:
                 tools = call.tools_view = SharedPrefix(call.tools, len(call.tools))
             below = CallNode(
                 call.call_id,
