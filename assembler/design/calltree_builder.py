@@ -376,16 +376,9 @@ class CallTreeBuilder:
                 call.function,
                 Status.RUNNING,
                 call.input,
-                None,
-                None,
-                (),
-                (),
-                (),
-                Outcome.OK,
-                None,
-                call.retry_of,
-                call.ref,
-                True,
+                retry_of=call.retry_of,
+                ref=call.ref,
+                detached=True,
             )
         return stub
 
@@ -413,6 +406,8 @@ class CallTreeBuilder:
                 children = call.kids_view
                 if children is None:
                     children = call.kids_view = SharedPrefix(head, n)
+            elif below is not None and len(slots) == n + 1 and slots[n] == below.call_id:
+                children = SharedPrefix(head, n, (below,))  # the usual: the path's child last
             else:
                 children = SharedPrefix(head, n, tuple(self._placed(slots[n:], below)))
             llm = call.llm_view

@@ -213,7 +213,8 @@ class WireBuilder:
         self._numbers: dict[int, Mark] = {}
 
     def build(self, assembly: Assembly) -> Wire:
-        records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
+        emitted = BlockStatus.EMITTED  # looked up once, not per record
+        records = [r for r in assembly.records if r.status is emitted]
         last_records, last_blocks = self._last
         # the leading records that are the very records of the last build keep their
         # blocks, unless a breakpoint moved among them

@@ -96,6 +96,8 @@ def _user_input(ctx: Context) -> str | None:
     frame = ctx.frame
     if frame is None:
         return None
+    if not frame.attachments:  # the usual; what the join below gives, as the same object
+        return frame.user_input
     parts = [frame.user_input] if frame.user_input else []
     parts += [attachment_text(a) for a in frame.attachments]
     return "\n\n".join(parts)
