@@ -47,6 +47,10 @@ def _outcome(
         if not component.condition(ctx):
             return BlockStatus.CONDITION_FALSE, None, None
         built = component.build(ctx)
+        if built.__class__ is str:  # the common case first
+            if not built or built.isspace():
+                return BlockStatus.EMPTY, None, None
+            return BlockStatus.EMITTED, built, None
         if built is None:
             return BlockStatus.EMPTY, None, None
         if isinstance(built, PieceText):  # a text kept as its pieces (the call tree)
@@ -80,17 +84,6 @@ def _run(component: ContextComponent, ctx: Context) -> BlockRecord:
     return _record(component, *_outcome(component, ctx))
 
 
-def _same(
-    record: BlockRecord, status: BlockStatus, text: Content | None, error: str | None
-) -> bool:
-    """Whether ``record`` already says what a new build said (the same text object, or
-    an equal short text), so the record itself can be handed on."""
-    if record.status is not status or record.error != error:
-        return False
-    old = record.content
-    return old is text or (type(old) is str and type(text) is str and old == text)
-
-
 def assemble(registry: Registry, ctx: Context) -> Assembly:
     """Build every component of ``registry`` against ``ctx``; records in wire order.
 
@@ -122,7 +115,15 @@ def assemble(registry: Registry, ctx: Context) -> Assembly:
     records = list(last[1])
     for i, c in changing:
         status, text, error = _outcome(c, ctx)
-        if not _same(records[i], status, text, error):
+        record = records[i]
+        old = record.content
+        # the record already says what the build said (the same text object, or an
+        # equal short text): it is handed on as is; inline, as this runs per component
+        if (
+            record.status is not status
+            or record.error != error
+            or not (old is text or (type(old) is str and type(text) is str and old == text))
+        ):
             records[i] = _record(c, status, text, error)
     memo["last"] = (ctx.profile, records)
     return Assembly(tuple(records))

@@ -15,7 +15,6 @@ an LLM call costs only the active path, not the number of calls made so far.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from assembler.design.calltree import (
@@ -23,7 +22,6 @@ from assembler.design.calltree import (
     CallTreeError,
     LLMExchange,
     Outcome,
-    SharedChildren,
     SharedPrefix,
     Status,
     ToolUse,
@@ -47,6 +45,11 @@ class _OpenCall:
     # the leading run of finished slots: slots only ever finish or are appended, so
     # the run only grows at its end, and every snapshot shares this one list
     head: list[CallNode] = field(default_factory=list)
+    # the snapshot views last handed out, reused until their list changes (which
+    # sets them back to None)
+    kids_view: SharedPrefix[CallNode] | None = None
+    llm_view: SharedPrefix[LLMExchange] | None = None
+    tools_view: SharedPrefix[ToolUse] | None = None
 
     def finished_head(self) -> list[CallNode]:
         slots, head = self.slots, self.head
@@ -86,6 +89,10 @@ class CallTreeBuilder:
         self._finished: dict[int, CallNode] = {}
         self._next_id = 1
         self._leaf_list: list[_OpenCall] | None = None
+        # per running call, dropped when it ends: its path from the top, its stub
+        self._chains: dict[int, tuple[_OpenCall, ...]] = {}
+        self._stubs: dict[int, CallNode] = {}
+        self._root_done: tuple[CallNode, ...] = ()
 
     # --- which call an event belongs to -------------------------------------------------
 
@@ -202,6 +209,8 @@ class CallTreeBuilder:
             call_id, function, input, host.call_id if host else None, ref, retried
         )
         siblings.append(call_id)  # the slot is taken now: siblings stay in start order
+        if host is not None:
+            host.kids_view = None
         return call_id
 
     def exit(
@@ -259,6 +268,8 @@ class CallTreeBuilder:
         error: str | None,
     ) -> CallNode:
         del self._open[call.call_id]
+        self._chains.pop(call.call_id, None)
+        self._stubs.pop(call.call_id, None)
         self._leaf_list = None
         node = CallNode(
             call_id=call.call_id,
@@ -276,8 +287,11 @@ class CallTreeBuilder:
             ref=call.ref,
         )
         self._finished[call.call_id] = node
-        slots = self._open[call.parent].slots if call.parent is not None else self._roots
+        parent = self._open[call.parent] if call.parent is not None else None
+        slots = parent.slots if parent is not None else self._roots
         slots[_slot_index(slots, call.call_id)] = node
+        if parent is not None:
+            parent.kids_view = None
         return node
 
     def llm(self, exchange: LLMExchange, ref: str | None = None) -> None:
@@ -285,12 +299,14 @@ class CallTreeBuilder:
         call = self._target(ref, "llm.call")
         if call is not None:
             call.llm.append(exchange)
+            call.llm_view = None
 
     def tool(self, use: ToolUse, ref: str | None = None) -> None:
         call = self._target(ref, "tool.call")
         if call is None:
             raise CallTreeError(f"tool call {use.name!r} outside any agentic function")
         call.tools.append(use)
+        call.tools_view = None
 
     # --- snapshots ------------------------------------------------------------------------
 
@@ -319,55 +335,105 @@ class CallTreeBuilder:
         if call_id is None:
             default = self._default()
             call_id = default.call_id if default else None
-        path: set[int] = set()
-        at = call_id
-        while at is not None:
-            path.add(at)
-            at = self._open[at].parent
-        return tuple(self._node(s, path) for s in self._roots)
+        chain = self._chain(call_id) if call_id is not None else ()
+        top = self._path_node(chain) if chain else None
+        done = self._roots_done()
+        rest = self._roots[len(done) :]
+        if not rest:
+            return done
+        return done + tuple(self._placed(rest, top))
 
-    def _node(self, slot: _Slot, path: set[int]) -> CallNode:
-        """The node of a slot; open calls built children first from an explicit stack, as
-        a chain of running calls may nest deeper than Python's recursion limit."""
-        if isinstance(slot, CallNode):
-            return slot
-        built: dict[int, CallNode] = {}
-        # (call, None) on the way down; (call, its slots after the finished head) on the way up
-        stack: list[tuple[int, list[_Slot] | None]] = [(slot, None)]
-        while stack:
-            at, rest = stack.pop()
-            call = self._open[at]
-            on_path = at in path
-            if on_path and rest is None:
-                rest = call.slots[len(call.finished_head()) :]
-                stack.append((at, rest))
-                stack.extend((s, None) for s in rest if not isinstance(s, CallNode))
-                continue
-            if on_path:
-                assert rest is not None
-                head = call.head
-                children: SharedChildren | tuple[()] = SharedPrefix(
-                    head,
-                    len(head),
-                    tuple(s if isinstance(s, CallNode) else built.pop(s) for s in rest),
-                )
-                llm: Sequence[LLMExchange] = SharedPrefix(call.llm, len(call.llm))
-                tools: Sequence[ToolUse] = SharedPrefix(call.tools, len(call.tools))
-            else:
-                children, llm, tools = (), (), ()
-            built[at] = CallNode(
-                call_id=call.call_id,
-                function=call.function,
-                status=Status.RUNNING,
-                input=call.input,
-                children=children,
-                llm=llm,
-                tools=tools,
+    def _roots_done(self) -> tuple[CallNode, ...]:
+        """The leading run of finished top-level calls, kept while it does not grow."""
+        done, roots = self._root_done, self._roots
+        n = len(done)
+        if n < len(roots) and roots[n].__class__ is CallNode:
+            while n < len(roots) and roots[n].__class__ is CallNode:
+                n += 1
+            done = self._root_done = tuple(roots[:n])  # type: ignore[arg-type]
+        return done
+
+    def _chain(self, call_id: int) -> tuple[_OpenCall, ...]:
+        """The running calls from the top level down to ``call_id``: fixed while it runs."""
+        chain = self._chains.get(call_id)
+        if chain is None:
+            calls: list[_OpenCall] = []
+            at: int | None = call_id
+            while at is not None:
+                call = self._open[at]
+                calls.append(call)
+                at = call.parent
+            chain = self._chains[call_id] = tuple(reversed(calls))
+        return chain
+
+    def _stub(self, call_id: int) -> CallNode:
+        """A running call beside the frame's path; the same while it runs."""
+        stub = self._stubs.get(call_id)
+        if stub is None:
+            call = self._open[call_id]
+            stub = self._stubs[call_id] = CallNode(
+                call.call_id,
+                call.function,
+                Status.RUNNING,
+                call.input,
                 retry_of=call.retry_of,
                 ref=call.ref,
-                detached=not on_path,
+                detached=True,
             )
-        return built[slot]
+        return stub
+
+    def _placed(self, slots: list[_Slot], path_child: CallNode | None) -> list[CallNode]:
+        """Slots as nodes: the path's running child built, other running calls stubs."""
+        nodes: list[CallNode] = []
+        for s in slots:
+            if isinstance(s, CallNode):
+                nodes.append(s)
+            elif path_child is not None and s == path_child.call_id:
+                nodes.append(path_child)
+            else:
+                nodes.append(self._stub(s))
+        return nodes
+
+    def _path_node(self, chain: tuple[_OpenCall, ...]) -> CallNode:
+        """The frame's path as running nodes, built from the frame up: a loop, not
+        recursion, as a chain of running calls may nest deeper than Python's limit."""
+        below: CallNode | None = None
+        for call in reversed(chain):
+            head = call.finished_head()
+            n = len(head)
+            slots = call.slots
+            if len(slots) == n:
+                children = call.kids_view
+                if children is None:
+                    children = call.kids_view = SharedPrefix(head, n)
+            elif below is not None and len(slots) == n + 1 and slots[n] == below.call_id:
+                children = SharedPrefix(head, n, (below,))  # the usual: the path's child last
+            else:
+                children = SharedPrefix(head, n, tuple(self._placed(slots[n:], below)))
+            llm = call.llm_view
+            if llm is None:
+                llm = call.llm_view = SharedPrefix(call.llm, len(call.llm))
+            tools = call.tools_view
+            if tools is None:
+                tools = call.tools_view = SharedPrefix(call.tools, len(call.tools))
+            below = CallNode(
+                call.call_id,
+                call.function,
+                Status.RUNNING,
+                call.input,
+                None,
+                None,
+                children,
+                llm,
+                tools,
+                Outcome.OK,
+                None,
+                call.retry_of,
+                call.ref,
+                False,
+            )
+        assert below is not None
+        return below
 
     def snapshot(self, call_id: int | None = None) -> CallNode:
         """The root of the frame's own path (a one-root session's whole tree)."""

@@ -11,6 +11,8 @@ object of the last rendering.
 
 from __future__ import annotations
 
+from operator import is_
+
 from assembler.design.piece_text import PieceText
 
 #: (new piece, the previous piece it starts with), noted by the renderer while
@@ -29,9 +31,13 @@ def joined(parts: list[str]) -> PieceText:
     global _last
     before = _last
     old = before.pieces if before is not None else ()
-    keep = 0
+    # the leading pieces that are the very objects of the last rendering, at C speed
+    flags = list(map(is_, parts, old))
+    flags.append(False)
+    first = flags.index(False)
+    keep = sum(map(len, parts[:first])) + first  # each with the line break after it
     same = before is not None and len(parts) == len(old)
-    for piece, was in zip(parts, old, strict=False):
+    for piece, was in zip(parts[first:], old[first:], strict=False):
         if piece is was or (len(piece) < _SHORT_PIECE and piece == was):
             keep += len(piece) + 1  # and the line break after it
             continue

@@ -187,18 +187,19 @@ class _Render:
 
     def running(self, node: CallNode, indent: int, out: list[str]) -> None:
         """The running path, a level per turn; lines after a running child wait for it."""
-        tails: list[list[str]] = []
+        tails: list[Sequence[str]] = []
         current: CallNode | None = node
         while current is not None:
             current, tail = self._running_level(current, indent, out)
-            tails.append(tail)
+            if tail:  # mostly none: the running child is the last one
+                tails.append(tail)
             indent += 4
         for tail in reversed(tails):
             out.extend(tail)
 
     def _running_level(
         self, node: CallNode, indent: int, out: list[str]
-    ) -> tuple[CallNode | None, list[str]]:
+    ) -> tuple[CallNode | None, Sequence[str]]:
         """One running node's lines; its running child (rendered next) and the lines after it."""
         inner = indent + 2
         out.append(self.running_header(node, indent))
@@ -209,12 +210,12 @@ class _Render:
         cap = rng.subcalls if not running_child else (-1 if rng.callers is None else rng.callers)
         if self.incremental and cap < 0:
             if last is None:
-                return None, []
+                return None, ()
             finished = self.finished_children(node, inner + 2, running_child)
             if finished is not None:
                 out.append(_children_line(inner))
                 out.extend(finished)
-                return (last if running_child else None), []
+                return (last if running_child else None), ()
         return self.children(node, inner, out)
 
     def children(

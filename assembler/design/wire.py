@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import is_
+from operator import attrgetter, is_
 from typing import Any
 
 from assembler.design.assembly import Assembly
@@ -184,6 +184,9 @@ def leading_same(a: Sequence[object], b: Sequence[object]) -> int:
     return flags.index(False)
 
 
+_NAME = attrgetter("name")
+
+
 class WireBuilder:
     """Lays the emitted blocks of successive assemblies out in wire order.
 
@@ -210,14 +213,15 @@ class WireBuilder:
         self._numbers: dict[int, Mark] = {}
 
     def build(self, assembly: Assembly) -> Wire:
-        records = [r for r in assembly.records if r.status is BlockStatus.EMITTED]
+        emitted = BlockStatus.EMITTED  # looked up once, not per record
+        records = [r for r in assembly.records if r.status is emitted]
         last_records, last_blocks = self._last
         # the leading records that are the very records of the last build keep their
         # blocks, unless a breakpoint moved among them
         first = leading_same(records, last_records)
         if first == len(records) == len(last_records):
             return self._last_wire
-        names = tuple(r.name for r in records)
+        names = tuple(map(_NAME, records))
         numbers = self._marks.get(names)
         if numbers is None:
             numbers = self._marks[names] = _marks(records, self.breakpoints, self.ttls)

@@ -131,7 +131,7 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
     previous: datetime | None = None
     number = 0
     src = session.source
-    frames: dict[int | None, tuple[tuple[str, ...], tuple[str, ...], int, FunctionSpec]] = {}
+    frames: dict[int | None, tuple[str | None, tuple[str, ...], int, FunctionSpec]] = {}
 
     def fail(event: Event, message: str, field: str = "") -> SessionError:
         return SessionError(src, message, line=event.line, field=event.field + field)
@@ -145,7 +145,50 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
             )
         previous = event.at
         try:
-            if isinstance(event, Enter):
+            # the commonest events first; the kinds do not overlap
+            if isinstance(event, LLMCall):
+                call_id = builder.running_ref(event.call, "llm.call")
+                where = frames.get(call_id)
+                if where is None:  # a call's path never changes while it runs
+                    path = builder.call_path(call_id) if call_id is not None else ()
+                    # a hidden call leaves the call path as it leaves the tree (the frame stays)
+                    shown = tuple(n for n in path[:-1] if not opts.hidden(n)) + path[-1:]
+                    fn = path[-1] if path else None
+                    spec = specs.get(fn, FunctionSpec()) if fn else FunctionSpec()
+                    where = frames[call_id] = (fn, shown, builder.depth_of(call_id), spec)
+                function, shown, depth, spec = where
+                number += 1
+                roots = builder.roots(call_id)
+                at = event.at
+                # positional: this runs once per step
+                frame = Frame(
+                    function,
+                    spec.doc,
+                    shown,
+                    _own_root(roots),
+                    opts,
+                    event.position,
+                    event.contract,
+                    event.input,
+                    event.output_schema,
+                    event.memory_prefetch,
+                    event.attachments,
+                    roots if len(roots) > 1 else (),
+                )
+                yield Step(
+                    number,
+                    event.label,
+                    function or TOP_LEVEL,
+                    shown,
+                    at,
+                    depth,
+                    Context(profile, at, frame),
+                    event,
+                )
+                builder.llm(LLMExchange(event.input, event.output), event.call)
+            elif isinstance(event, ToolCall):
+                builder.tool(ToolUse(event.name, event.input, event.output), event.call)
+            elif isinstance(event, Enter):
                 builder.enter(
                     event.function,
                     event.input,
@@ -163,49 +206,8 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
                     outcome=event.outcome,
                     error=event.error,
                 )
-            elif isinstance(event, ToolCall):
-                builder.tool(ToolUse(event.name, event.input, event.output), event.call)
             elif isinstance(event, Change):
                 profile = _apply(profile, event, src)
-            elif isinstance(event, LLMCall):
-                call_id = builder.running_ref(event.call, "llm.call")
-                where = frames.get(call_id)
-                if where is None:  # a call's path never changes while it runs
-                    path = builder.call_path(call_id) if call_id is not None else ()
-                    # a hidden call leaves the call path as it leaves the tree (the frame stays)
-                    shown = tuple(n for n in path[:-1] if not opts.hidden(n)) + path[-1:]
-                    fn = path[-1] if path else None
-                    spec = specs.get(fn, FunctionSpec()) if fn else FunctionSpec()
-                    where = frames[call_id] = (path, shown, builder.depth_of(call_id), spec)
-                path, shown, depth, spec = where
-                function = path[-1] if path else None
-                number += 1
-                roots = builder.roots(call_id)
-                frame = Frame(
-                    function=function,
-                    doc=spec.doc,
-                    call_path=shown,
-                    tree=_own_root(roots),
-                    options=opts,
-                    position=event.position,
-                    contract=event.contract,
-                    user_input=event.input,
-                    output_schema=event.output_schema,
-                    memory_prefetch=event.memory_prefetch,
-                    attachments=event.attachments,
-                    roots=roots if len(roots) > 1 else (),
-                )
-                yield Step(
-                    number=number,
-                    label=event.label,
-                    function=function or TOP_LEVEL,
-                    call_path=shown,
-                    at=event.at,
-                    depth=depth,
-                    context=Context(profile=profile, now=event.at, frame=frame),
-                    call=event,
-                )
-                builder.llm(LLMExchange(event.input, event.output), event.call)
         except CallTreeError as exc:
             raise fail(event, str(exc)) from None
     if number == 0:
@@ -218,9 +220,9 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
 
 def _own_root(roots: tuple[CallNode, ...]) -> CallNode | None:
     """The top-level call on the frame's path, else the latest one."""
-    running = [r for r in roots if r.status is Status.RUNNING and not r.detached]
-    if running:
-        return running[0]
+    for r in roots:
+        if r.status is Status.RUNNING and not r.detached:
+            return r
     return roots[-1] if roots else None
 
 

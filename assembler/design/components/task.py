@@ -9,6 +9,7 @@ from assembler.design.context import (
     Attachment,
     Context,
     ContractKind,
+    Frame,
     OutputContract,
     format_time,
 )
@@ -49,10 +50,24 @@ def _in_function(ctx: Context) -> bool:
     return ctx.frame is not None and ctx.frame.function is not None
 
 
+#: the last situation built and what it was built from: successive steps of one
+#: call ask for the same one, and handing on the same object spares comparing it
+_last_situation: list[tuple[object, str]] = []
+
+
 def _situation(ctx: Context) -> str:
     frame = ctx.frame
     assert frame is not None and frame.function is not None
-    lines = [f"You are running INSIDE the agentic function `{frame.function}`."]
+    key = (frame.function, frame.doc, frame.call_path, frame.position, frame.contract)
+    if _last_situation and _last_situation[0][0] == key:
+        return _last_situation[0][1]
+    text = _situation_text(frame.function, frame)
+    _last_situation[:] = [(key, text)]
+    return text
+
+
+def _situation_text(function: str, frame: Frame) -> str:
+    lines = [f"You are running INSIDE the agentic function `{function}`."]
     if frame.doc:
         lines.append(f"Job: {first_sentence(frame.doc)}")
     lines.append(f"Call path: {' → '.join(frame.call_path)}")
@@ -62,7 +77,7 @@ def _situation(ctx: Context) -> str:
         lines.append(contract_sentence(frame.contract))
     lines += [
         "",
-        f"The tool list may include `{frame.function}` itself — do NOT call it (re-entering",
+        f"The tool list may include `{function}` itself — do NOT call it (re-entering",
         "causes infinite recursion). Use lower-level tools to do the work directly.",
     ]
     return "<situation>\n" + "\n".join(lines) + "\n</situation>"
@@ -81,6 +96,8 @@ def _user_input(ctx: Context) -> str | None:
     frame = ctx.frame
     if frame is None:
         return None
+    if not frame.attachments:  # the usual; what the join below gives, as the same object
+        return frame.user_input
     parts = [frame.user_input] if frame.user_input else []
     parts += [attachment_text(a) for a in frame.attachments]
     return "\n\n".join(parts)
