@@ -14,6 +14,7 @@ the empty context is the standard price, and costs no more than before contexts 
 
 from __future__ import annotations
 
+import threading
 import warnings
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
@@ -386,10 +387,22 @@ class StepPricer:
         return () if self._window is None else self._window.unpriced
 
 
-@lru_cache(maxsize=256)
+_pricers = threading.local()
+
+
 def step_pricer(
     provider: str, model: str, ttl: str = "5m", context: PriceContext = ()
 ) -> StepPricer:
-    """The shared :class:`StepPricer` of ``provider``, ``model``, write lifetime ``ttl``
-    and price ``context``."""
-    return StepPricer(provider, model, ttl, context)
+    """The :class:`StepPricer` of ``provider``, ``model``, write lifetime ``ttl`` and price
+    ``context``, one per thread: a pricer keeps the price window of its last step, so two
+    analyses priced at once (two app sessions) must not share one."""
+    kept: dict[tuple[str, str, str, PriceContext], StepPricer] | None = getattr(
+        _pricers, "kept", None
+    )
+    if kept is None:
+        kept = _pricers.kept = {}
+    key = (provider, model, ttl, context)
+    pricer = kept.get(key)
+    if pricer is None:
+        pricer = kept[key] = StepPricer(provider, model, ttl, context)
+    return pricer

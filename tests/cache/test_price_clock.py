@@ -4,6 +4,7 @@ machine's clock: dated price changes and DeepSeek's hours, checked against the p
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -106,3 +107,26 @@ def test_an_analysis_prices_each_step_at_its_own_time() -> None:
         assert s.usd == pytest.approx(expected, rel=1e-12)
         variants.add(window("deepseek", "deepseek-chat", s.timestamp).variant)
     assert len(variants) == 2  # both prices were in force during the session
+
+
+def test_threads_do_not_share_a_pricer_and_its_window() -> None:
+    """A pricer keeps the window of its last step: two analyses priced at once (two app
+    sessions, one at DeepSeek's peak hours, one off-peak) each get their own."""
+    peak = datetime(2026, 9, 20, 12, 0, tzinfo=UTC)
+    night = datetime(2026, 9, 20, 20, 0, tzinfo=UTC)
+    mine = step_pricer("deepseek", "deepseek-chat", "5m")
+    assert step_pricer("deepseek", "deepseek-chat", "5m") is mine  # kept within a thread
+    found: list[object] = []
+    results: list[float] = []
+
+    def other() -> None:
+        theirs = step_pricer("deepseek", "deepseek-chat", "5m")
+        found.append(theirs)
+        results.append(theirs.cost(0, 0, 10_000, 0, at=night)[0])
+
+    mine.cost(0, 0, 10_000, 0, at=peak)
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join()
+    assert found and found[0] is not mine
+    assert mine.cost(0, 0, 10_000, 0, at=peak)[0] > results[0]

@@ -59,8 +59,9 @@ def _situation(ctx: Context) -> str:
     frame = ctx.frame
     assert frame is not None and frame.function is not None
     key = (frame.function, frame.doc, frame.call_path, frame.position, frame.contract)
-    if _last_situation and _last_situation[0][0] == key:
-        return _last_situation[0][1]
+    last = _last_situation[0] if _last_situation else None  # one read: key and text agree
+    if last is not None and last[0] == key:
+        return last[1]
     text = _situation_text(frame.function, frame)
     _last_situation[:] = [(key, text)]
     return text
