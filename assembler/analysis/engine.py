@@ -296,6 +296,8 @@ def _analyze(
         warnings = _warnings(result, assembled.assembly)
         if context and pricer.unpriced:
             warnings += (unpriced_warning(context, pricer.unpriced, mdl),)
+            # what the step was priced in: a value with no price was billed as standard
+            context = tuple(kv for kv in context if kv[0] not in pricer.unpriced)
         steps.append(
             StepAnalysis(
                 step=step.number,

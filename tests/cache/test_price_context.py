@@ -237,3 +237,5 @@ def test_a_context_without_a_price_is_standard_and_says_so() -> None:
         "no price for service_tier 'scale' of model 'gpt-4o': priced at the standard rates",
     )
     assert not plain.warnings
+    # what the step was priced in: the standard rates, so no context is reported
+    assert served.price_context == ()
