@@ -218,11 +218,17 @@ _BLOCK = Spec(
         "tokens": INT0,
         "breakpoint": BOOL,
         "inferred": BOOL,
+        "ttl": frozenset({"5m", "1h"}),
     },
     ("section",),
 )
 _REQUEST = Spec(
-    {"blocks": _list_of(_BLOCK), "keep": INT1, "breakpoints": _list_of_kind(INT0)},
+    {
+        "blocks": _list_of(_BLOCK),
+        "keep": INT1,
+        "breakpoints": _list_of_kind(INT0),
+        "breakpoints_1h": _list_of_kind(INT0),
+    },
     ("blocks",),
 )
 _ATTACHMENT = Spec(

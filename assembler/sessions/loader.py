@@ -128,6 +128,7 @@ def _recorded(
     keep = raw.get("keep", 0)
     before: RecordedRequest | None = None
     marks: frozenset[int] = frozenset()
+    hours: frozenset[int] = frozenset()
     if keep:
         if previous is None:
             raise SessionError(
@@ -154,13 +155,24 @@ def _recorded(
                     field=f"{where}.breakpoints[{k}]",
                 )
         marks = frozenset(raw.get("breakpoints", []))
-    elif "breakpoints" in raw:
-        raise SessionError(
-            source,
-            "breakpoints marks kept blocks; it goes with keep",
-            line=line,
-            field=f"{where}.breakpoints",
-        )
+        for k, mark in enumerate(raw.get("breakpoints_1h", [])):
+            if mark not in marks:
+                raise SessionError(
+                    source,
+                    f"expected the index of a kept block listed in breakpoints, found {mark}",
+                    line=line,
+                    field=f"{where}.breakpoints_1h[{k}]",
+                )
+        hours = frozenset(raw.get("breakpoints_1h", []))
+    else:
+        for name in ("breakpoints", "breakpoints_1h"):
+            if name in raw:
+                raise SessionError(
+                    source,
+                    f"{name} marks kept blocks; it goes with keep",
+                    line=line,
+                    field=f"{where}.{name}",
+                )
     if not keep and not raw["blocks"]:
         raise SessionError(
             source,
@@ -170,9 +182,16 @@ def _recorded(
         )
     counts = kept_counts(before, keep)
     tail: list[RecordedBlock] = []
-    for b in raw["blocks"]:
+    for i, b in enumerate(raw["blocks"]):
         n = counts.get(b["section"], 0)
         counts[b["section"]] = n + 1
+        if "ttl" in b and not b.get("breakpoint"):
+            raise SessionError(
+                source,
+                "ttl is the lifetime of the block's cache marker; it goes with breakpoint: true",
+                line=line,
+                field=f"{where}.blocks[{i}].ttl",
+            )
         tail.append(
             RecordedBlock(
                 section=b["section"],
@@ -183,9 +202,10 @@ def _recorded(
                 tokens=b.get("tokens"),
                 breakpoint=b.get("breakpoint", False),
                 inferred=b.get("inferred", False),
+                ttl=b.get("ttl"),
             )
         )
-    return RecordedRequest(tuple(tail), before, keep, marks)
+    return RecordedRequest(tuple(tail), before, keep, marks, hours)
 
 
 def _llm(

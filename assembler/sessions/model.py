@@ -120,6 +120,7 @@ class RecordedBlock:
     tokens: int | None = None
     breakpoint: bool = False
     inferred: bool = False  # tokens inferred from billed usage
+    ttl: str | None = None  # its marker's own lifetime (5m, 1h); None: the request's
 
 
 class RecordedRequest(Sequence[RecordedBlock]):
@@ -135,7 +136,7 @@ class RecordedRequest(Sequence[RecordedBlock]):
     the markers from this node alone.
     """
 
-    __slots__ = ("_counts", "_keep", "_len", "_marks", "_previous", "_tail")
+    __slots__ = ("_counts", "_hour_marks", "_keep", "_len", "_marks", "_previous", "_tail")
 
     def __init__(
         self,
@@ -143,11 +144,13 @@ class RecordedRequest(Sequence[RecordedBlock]):
         previous: RecordedRequest | None = None,
         keep: int = 0,
         marks: frozenset[int] = frozenset(),
+        hour_marks: frozenset[int] = frozenset(),
     ) -> None:
         previous = _owner(previous, keep)
         self._previous = previous
         self._keep = keep
         self._marks = marks
+        self._hour_marks = hour_marks  # kept blocks whose marker asks for one hour
         self._tail = tail
         self._len = keep + len(tail)
         # per section, how many of its blocks come before each tail position (default names)
@@ -176,11 +179,12 @@ class RecordedRequest(Sequence[RecordedBlock]):
         out: list[RecordedBlock] = []
         for node, upto in reversed(chain):
             out.extend(node._tail[: upto - node._keep])
-        marks = self._marks
+        marks, hours = self._marks, self._hour_marks
         for k in range(self._keep):
             b = out[k]
-            if b.breakpoint != (k in marks):
-                out[k] = replace(b, breakpoint=k in marks)
+            ttl = "1h" if k in hours else None
+            if b.breakpoint != (k in marks) or b.ttl != ttl:
+                out[k] = replace(b, breakpoint=k in marks, ttl=ttl)
         return tuple(out)
 
     @overload

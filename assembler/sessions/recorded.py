@@ -50,6 +50,7 @@ def recorded_wire(blocks: Sequence[RecordedBlock]) -> Wire:
                 breakpoint=mark,
                 declared_tokens=b.tokens,
                 role=b.role,
+                ttl=b.ttl if mark is not None else None,
             )
         )
     return Wire(tuple(out))

@@ -95,6 +95,7 @@ BLOCK = st.fixed_dictionaries(
         "tokens": COUNT,
         "breakpoint": st.booleans(),
         "inferred": st.booleans(),
+        "ttl": _enum("5m", "1h"),
     },
 )
 TOOL = st.fixed_dictionaries(
@@ -164,7 +165,11 @@ EVENT_FIELDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             "ttl": _enum("5m", "1h"),
             "request": st.fixed_dictionaries(
                 {"blocks": st.lists(BLOCK, max_size=3)},
-                optional={"keep": st.integers(1, 4), "breakpoints": st.lists(COUNT, max_size=2)},
+                optional={
+                    "keep": st.integers(1, 4),
+                    "breakpoints": st.lists(COUNT, max_size=2),
+                    "breakpoints_1h": st.lists(COUNT, max_size=2),
+                },
             ),
             "call": NAME,
             "attachments": st.lists(

@@ -549,6 +549,69 @@ CASES: list[Case] = [
         "expected the index of a kept block (0 to 0), found 1",
     ),
     Case(
+        "hour-breakpoint-not-among-the-breakpoints",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {"type": "llm", "at": T1, "request": {"blocks": [{"section": "system", "text": "a"}]}},
+            {
+                "type": "llm",
+                "at": T2,
+                "request": {"keep": 1, "breakpoints_1h": [0], "blocks": []},
+            },
+        ),
+        "events[2].request.breakpoints_1h[0]",
+        4,
+        "expected the index of a kept block listed in breakpoints, found 0",
+    ),
+    Case(
+        "hour-breakpoints-without-keep",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {
+                "type": "llm",
+                "at": T1,
+                "request": {"breakpoints_1h": [0], "blocks": [{"section": "system"}]},
+            },
+        ),
+        "events[1].request.breakpoints_1h",
+        3,
+        "it goes with keep",
+    ),
+    Case(
+        "a-marker-lifetime-without-a-marker",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {
+                "type": "llm",
+                "at": T1,
+                "request": {"blocks": [{"section": "system", "text": "a", "ttl": "1h"}]},
+            },
+        ),
+        "events[1].request.blocks[0].ttl",
+        3,
+        "it goes with breakpoint: true",
+    ),
+    Case(
+        "a-marker-lifetime-the-api-does-not-take",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {
+                "type": "llm",
+                "at": T1,
+                "request": {
+                    "blocks": [{"section": "system", "text": "a", "breakpoint": True, "ttl": "2h"}]
+                },
+            },
+        ),
+        "events[1].request.blocks[0].ttl",
+        3,
+        "5m",
+    ),
+    Case(
         "breakpoints-without-keep",
         "s.jsonl",
         jsonl(

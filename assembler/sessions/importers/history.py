@@ -181,10 +181,17 @@ class Events:
             self.exit(at)
 
 
+_MARKER = ("breakpoint", "ttl")  # a block's cache marker and its lifetime: not its content
+
+
 def _same_but_marker(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return {k: v for k, v in a.items() if k != "breakpoint"} == {
-        k: v for k, v in b.items() if k != "breakpoint"
+    return {k: v for k, v in a.items() if k not in _MARKER} == {
+        k: v for k, v in b.items() if k not in _MARKER
     }
+
+
+def _unmarked(b: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in b.items() if k not in _MARKER}
 
 
 def compact_requests(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -202,8 +209,13 @@ def compact_requests(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if "keep" in request:  # already written this way: what it reads back as
             if before is not None:
                 marked = set(request.get("breakpoints", []))
-                kept = before[: request["keep"]]
-                blocks = [{**b, "breakpoint": k in marked} for k, b in enumerate(kept)] + blocks
+                hours = set(request.get("breakpoints_1h", []))
+                kept = [_unmarked(b) for b in before[: request["keep"]]]
+                for k, b in enumerate(kept):
+                    b["breakpoint"] = k in marked
+                    if k in hours:
+                        b["ttl"] = "1h"
+                blocks = kept + blocks
             out.append(event)
             before = blocks
             continue
@@ -217,6 +229,9 @@ def compact_requests(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             marks = [k for k in range(keep) if blocks[k].get("breakpoint")]
             if marks:
                 compact["breakpoints"] = marks
+            hour_marks = [k for k in marks if blocks[k].get("ttl") == "1h"]
+            if hour_marks:
+                compact["breakpoints_1h"] = hour_marks
             event = {**event, "request": compact}
         out.append(event)
         before = blocks

@@ -82,6 +82,27 @@ def _marked(part: Mapping[str, Any]) -> bool:
     return any(isinstance(part.get(m), Mapping) for m in _MARKERS)
 
 
+def _mark(block: Block, part: Mapping[str, Any] | None) -> None:
+    """Put ``part``'s cache marker, if it has one, on ``block``, with the lifetime it
+    asks for (``cache_control.ttl``; kept only where it differs from the request's)."""
+    if part is None or not _marked(part):
+        return
+    block["breakpoint"] = True
+    control = part.get("cache_control")
+    if isinstance(control, Mapping) and control.get("ttl") in ("5m", "1h"):
+        block["ttl"] = control["ttl"]
+
+
+def own_lifetimes(blocks: list[Block], request_ttl: str | None) -> list[Block]:
+    """``blocks`` with a marker's lifetime kept only where it differs from the request's
+    (a request mixing 1-hour and 5-minute markers); none when the request has no lifetime
+    the API takes."""
+    for block in blocks:
+        if "ttl" in block and (request_ttl is None or block["ttl"] == request_ttl):
+            del block["ttl"]
+    return blocks
+
+
 def _without_marker(part: Mapping[str, Any]) -> dict[str, Any]:
     # The marker is not content: moving it must not look like a changed block.
     return {k: v for k, v in part.items() if k not in _MARKERS}
@@ -122,8 +143,7 @@ def _tool_blocks(tools: Any) -> list[Block]:
             "name": f"tools[{i}]" + (f" {name}" if isinstance(name, str) else ""),
             "text": json_text(_without_marker(tool)),
         }
-        if _marked(tool):
-            block["breakpoint"] = True
+        _mark(block, tool)
         blocks.append(block)
     return blocks
 
@@ -159,22 +179,22 @@ class _Blocks:
         self.messages = 0
         self.system = 0
 
-    def system_text(self, text: str, marked: bool = False) -> None:
+    def system_text(self, text: str, marker: Mapping[str, Any] | None = None) -> None:
         block: Block = {"section": "system", "name": f"system[{self.system}]", "text": text}
-        if marked:
-            block["breakpoint"] = True
+        _mark(block, marker)
         self.blocks.append(block)
         self.system += 1
 
-    def message(self, role: str, what: str, text: str, marked: bool = False) -> None:
+    def message(
+        self, role: str, what: str, text: str, marker: Mapping[str, Any] | None = None
+    ) -> None:
         block: Block = {
             "section": "messages",
             "name": f"messages[{self.messages}] {what}",
             "role": role,
             "text": text,
         }
-        if marked:
-            block["breakpoint"] = True
+        _mark(block, marker)
         self.blocks.append(block)
         self.messages += 1
 
@@ -185,7 +205,7 @@ class _Blocks:
         for part in iter_items(content):
             got = _part_text(part)
             if got is not None:
-                self.message(role, got[0], got[1], _marked(part))
+                self.message(role, got[0], got[1], part)
 
 
 def anthropic_blocks(request: Mapping[str, Any]) -> list[Block]:
@@ -195,11 +215,11 @@ def anthropic_blocks(request: Mapping[str, Any]) -> list[Block]:
     if isinstance(system, str):
         b.system_text(system)
     for part in iter_items(system):
-        b.system_text(str(part.get("text", "")), _marked(part))
+        b.system_text(str(part.get("text", "")), part)
     for msg in iter_items(request.get("messages")):
         b.content(_role(msg.get("role")), msg.get("content"))
     if _marked(request) and b.blocks:  # top-level cache_control: automatic, on the last block
-        b.blocks[-1]["breakpoint"] = True
+        _mark(b.blocks[-1], request)
     return b.blocks
 
 
@@ -231,8 +251,8 @@ def responses_blocks(request: Mapping[str, Any]) -> list[Block]:
         if itype == "message":
             role = item.get("role")
             if role in ("system", "developer"):
-                marked = any(_marked(p) for p in iter_items(item.get("content")))
-                b.system_text(content_text(item.get("content")), marked)
+                marker = next((p for p in iter_items(item.get("content")) if _marked(p)), None)
+                b.system_text(content_text(item.get("content")), marker)
             else:
                 b.content(_role(role), item.get("content"))
         elif itype == "function_call":
@@ -323,7 +343,8 @@ def import_requests(path: Path) -> Imported:
         model = request.get("model") or response.get("model")
         if not isinstance(model, str) or not model:
             raise rec.fail(f"request.model: expected the model name, found {kind(model)}")
-        blocks = BUILDERS[api](request)
+        request_ttl = write_ttl(request) if api == ANTHROPIC else None
+        blocks = own_lifetimes(BUILDERS[api](request), request_ttl)
         if not blocks:
             raise rec.fail("request: expected at least one message, system prompt or tool")
         at = _time(rec, response)
@@ -343,7 +364,7 @@ def import_requests(path: Path) -> Imported:
             request={"blocks": blocks},
             settings=request_settings(request, response),
             diagnostic=response_diagnostic(api == ANTHROPIC, request, response),
-            ttl=write_ttl(request) if api == ANTHROPIC else None,
+            ttl=request_ttl,
         )
     if initial is None or events.last is None:
         raise no_requests(str(path), 'lines like {"timestamp", "request", "response"}')

@@ -11,6 +11,8 @@ from importer_helpers import REQUESTS, load, steps
 
 from assembler.analysis.engine import analyze
 from assembler.analysis.importing import import_file
+from assembler.cache.pricing import price_direct
+from assembler.cache.tokenizers import counter
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.model import RecordedBlock, Usage
 from assembler.sessions.replay import Step
@@ -206,3 +208,75 @@ def test_an_hour_lifetime_from_the_request_bridges_a_20_minute_gap(tmp_path: Pat
     assert first > 2000
     assert reads["1h"] == [(0, first, "1h"), (first, 0, "1h")]
     assert reads[None] == [(0, first, ""), (0, first, "")]
+
+
+def _mixed_line(at: str, question: str) -> str:
+    """A 1-hour marker on the system prompt and a 5-minute one on the question."""
+    request = {
+        "model": "claude-sonnet-4-5",
+        "system": [
+            {
+                "type": "text",
+                "text": "rule " * 2000,
+                "cache_control": {"type": "ephemeral", "ttl": "1h"},
+            }
+        ],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": question * 300, "cache_control": {"type": "ephemeral"}}
+                ],
+            }
+        ],
+    }
+    response = {"type": "message", "content": [{"type": "text", "text": "Because."}]}
+    return json.dumps({"timestamp": at, "request": request, "response": response})
+
+
+def test_mixed_marker_lifetimes_are_each_kept_and_billed(tmp_path: Path) -> None:
+    """The system prompt's 1-hour entry outlives a 20-minute gap, the question's 5-minute
+    one does not; the first request's writes up to the 1-hour marker are 1-hour writes."""
+    path = tmp_path / "log.jsonl"
+    lines = [
+        _mixed_line("2026-03-12T15:00:00Z", "Why? "),
+        _mixed_line("2026-03-12T15:20:00Z", "How? "),
+    ]
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    data = import_file("requests", path)
+    first, second = [e for e in data["events"] if e["type"] == "llm"]
+    assert first["ttl"] == second["ttl"] == "5m"
+    system, question = first["request"]["blocks"]
+    assert system["breakpoint"] and system["ttl"] == "1h"
+    assert question["breakpoint"] and "ttl" not in question
+    # the second request keeps the system prompt, its 1-hour marker listed as such
+    assert second["request"]["keep"] == 1
+    assert second["request"]["breakpoints"] == second["request"]["breakpoints_1h"] == [0]
+    session = load(data)
+    kept = session.events[2].request
+    assert [(b.breakpoint, b.ttl) for b in kept] == [(True, "1h"), (True, None)]
+
+    a = analyze(session)
+    one, two = a.steps
+    system_tokens = one.blocks[0].tokens
+    assert one.read == 0 and one.write == one.tokens["total"]
+    assert two.read == system_tokens  # the 1-hour entry is still alive after 20 minutes
+    assert two.write == two.tokens["total"] - system_tokens
+    # billed: the system prompt at the 1-hour write rate, the question at the 5-minute one
+    for s, hours in ((one, system_tokens), (two, 0)):
+        assert s.write_ttl == "5m"
+        usage = {
+            "total_input": s.tokens["total"],
+            "cache_read": s.read,
+            "cache_write": s.write,
+            "output": counter("o200k_base").count("Because."),  # the answer, no usage recorded
+            "at": s.timestamp,
+        }
+        expected = price_direct("anthropic", "claude-sonnet-4-5", cache_write_1h=hours, **usage)
+        assert s.usd == pytest.approx(expected, rel=1e-12)
+    # the same requests with 5-minute markers only: nothing survives the gap
+    plain = [line.replace(', "ttl": "1h"', "") for line in lines]
+    path.write_text("\n".join(plain) + "\n", "utf-8")
+    five = analyze(load(import_file("requests", path)))
+    assert five.steps[1].read == 0
+    assert one.usd > five.steps[0].usd  # 1-hour writes cost more than 5-minute ones
