@@ -24,7 +24,9 @@ def wire_json(session: Session, layout: Layout, step: int, provider: str, ttl: s
         assembled = assembler.assemble(s)
         model = s.context.profile.model
         if wire_format(provider) == "anthropic":
-            request = to_anthropic(assembled.wire, model, ttl=ttl or layout.ttl or "5m")
+            # a recorded request's writes live as its markers (or its bill) say, as analysed
+            life = s.call.ttl or ttl or layout.ttl or "5m"
+            request = to_anthropic(assembled.wire, model, ttl=life)
         else:
             request = to_openai(assembled.wire, model, session.id)
         return json.dumps(request, indent=2, ensure_ascii=False)

@@ -11,6 +11,8 @@ from importer_helpers import REQUESTS, load, steps
 
 from assembler.analysis.engine import analyze
 from assembler.analysis.importing import import_file
+from assembler.analysis.layouts import builtin_layout
+from assembler.analysis.wire_request import wire_json
 from assembler.cache.pricing import price_direct
 from assembler.cache.tokenizers import counter
 from assembler.sessions.importers import ImporterError
@@ -255,6 +257,11 @@ def test_mixed_marker_lifetimes_are_each_kept_and_billed(tmp_path: Path) -> None
     session = load(data)
     kept = session.events[2].request
     assert [(b.breakpoint, b.ttl) for b in kept] == [(True, "1h"), (True, None)]
+
+    # the request as sent shows each marker's lifetime again
+    sent = json.loads(wire_json(session, builtin_layout("seed"), 2, "anthropic", ttl="1h"))
+    assert sent["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert sent["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
 
     a = analyze(session)
     one, two = a.steps
