@@ -337,6 +337,7 @@ class AnthropicSimulator:
         if hit >= 0 and hit not in eligible:  # every hit refreshes the entry's lifetime
             put(hashes[hit], now, *lives[hit_life])  # (a mark's own below, for its lifetime)
         last_written = last_hour = hit
+        entries, hard = scope.expires, scope.hard
         for mark, name in zip(eligible, life, strict=True):
             if mark > hit:
                 put(hashes[mark], now, *lives[name], ready)
@@ -348,7 +349,8 @@ class AnthropicSimulator:
                 and expires > now
                 and readable(key, NEVER) < now
             ):
-                put(key, now, *lives[name], ready)
+                # put_for of an alive entry, inlined: a refresh up to its hard limit
+                entries[key] = min(now + lives[name][0], hard[key])
         write = cum[last_written] - read if last_written > hit else 0
         # written up to the last 1h mark is billed at the 1h rate, the rest at 5m
         write_1h = cum[last_hour] - read if last_hour > hit else 0
@@ -371,17 +373,19 @@ class AnthropicSimulator:
                 f"{self.max_breakpoints} and rejects the request; simulated with the first "
                 f"{self.max_breakpoints}",
             )
+        # positional, in field order: keyword arguments cost more than the init itself
         return CacheResult(
-            total=total,
-            read=read,
-            write=write,
-            block_tokens=sent.tokens,
-            block_cache=states,
-            expired=expired_at > hit,
-            below_minimum=bool(marks) and not eligible,
-            cached_blocks=full,
-            notes=notes,
-            cause=cause,
-            setting_changes=changes,
-            write_1h=write_1h,
+            total,
+            read,
+            write,
+            sent.tokens,  # block_tokens
+            states,  # block_cache
+            expired_at > hit,  # expired
+            bool(marks) and not eligible,  # below_minimum
+            full,  # cached_blocks
+            notes,
+            cause,
+            changes,  # setting_changes
+            False,  # expected
+            write_1h,
         )
