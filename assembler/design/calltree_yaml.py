@@ -142,7 +142,7 @@ class _Render:
         if hit is not None and 0 < hit[0] <= n and item(hit[0] - 1) is hit[1]:
             start, sealed, text = hit[0], hit[2], hit[3]
         if start < n:
-            new_kids = kids[start:n]
+            new_kids = item(slice(start, n))
             if any(k.off_path or k.status is Status.RUNNING for k in new_kids):
                 return None
             new = "\n".join(self.done(k, indent, "released") for k in new_kids)

@@ -68,11 +68,15 @@ def function_specs(session: Session) -> dict[str, FunctionSpec]:
     specs = dict(session.functions)
     for event in session.events:
         if isinstance(event, Enter):
-            known = specs.get(event.function, FunctionSpec())
+            known = specs.get(event.function)
+            if known is None:
+                known = _NO_SPEC
+            doc = known.doc or (event.doc or "")
+            expose = known.expose or event.expose
+            if known is not _NO_SPEC and doc == known.doc and expose == known.expose:
+                continue  # the usual: a function entered again adds nothing
             specs[event.function] = FunctionSpec(
-                doc=known.doc or (event.doc or ""),
-                expose=known.expose or event.expose,
-                render_range=known.render_range,
+                doc=doc, expose=expose, render_range=known.render_range
             )
     return specs
 
