@@ -70,13 +70,14 @@ class SharedPrefix(Sequence[T]):
 
     Those lists only ever grow at their end, so every snapshot of the call shares
     them instead of copying them: a snapshot costs what changed, not what the call
-    has done so far.
+    has done so far. ``head``, ``n`` and ``rest`` are read (never changed) by the
+    renderer, which reaches an item directly rather than through ``__getitem__``.
     """
 
-    __slots__ = ("_head", "_len", "_n", "_rest")
+    __slots__ = ("_len", "head", "n", "rest")
 
     def __init__(self, head: list[T], n: int, rest: tuple[T, ...] = ()) -> None:
-        self._head, self._n, self._rest = head, n, rest
+        self.head, self.n, self.rest = head, n, rest
         self._len = n + len(rest)
 
     def __len__(self) -> int:
@@ -90,26 +91,26 @@ class SharedPrefix(Sequence[T]):
         if isinstance(index, slice):
             return tuple(self)[index] if index.step not in (None, 1) else self._slice(index)
         i = index + self._len if index < 0 else index
-        if 0 <= i < self._n:
-            return self._head[i]
-        if self._n <= i < self._len:
-            return self._rest[i - self._n]
+        if 0 <= i < self.n:
+            return self.head[i]
+        if self.n <= i < self._len:
+            return self.rest[i - self.n]
         raise IndexError("children index out of range")
 
     def _slice(self, index: slice) -> tuple[T, ...]:
         start, stop, _ = index.indices(len(self))
         if stop <= start:
             return ()
-        n = self._n
-        head = tuple(self._head[start : min(stop, n)]) if start < n else ()
-        rest = self._rest[max(start - n, 0) : stop - n] if stop > n else ()
+        n = self.n
+        head = tuple(self.head[start : min(stop, n)]) if start < n else ()
+        rest = self.rest[max(start - n, 0) : stop - n] if stop > n else ()
         return head + rest
 
     def __iter__(self) -> Iterator[T]:
-        return chain(islice(self._head, self._n), self._rest)
+        return chain(islice(self.head, self.n), self.rest)
 
     def __reversed__(self) -> Iterator[T]:
-        return chain(reversed(self._rest), (self._head[i] for i in range(self._n - 1, -1, -1)))
+        return chain(reversed(self.rest), (self.head[i] for i in range(self.n - 1, -1, -1)))
 
     def __repr__(self) -> str:
         return f"SharedPrefix({list(self)!r})"
@@ -178,11 +179,18 @@ class TreeOptions:
     # lookups for the renderer, which asks for every node of every snapshot
     _exposes: dict[str, Expose] = field(init=False, repr=False, compare=False)
     _ranges: dict[str, RenderRange] = field(init=False, repr=False, compare=False)
+    #: the functions whose calls are hidden; None when hiding is the default
+    hidden_names: frozenset[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # the first entry for a name wins, as it would in a scan of the tuple
-        object.__setattr__(self, "_exposes", dict(reversed(self.expose)))
+        exposes = dict(reversed(self.expose))
+        object.__setattr__(self, "_exposes", exposes)
         object.__setattr__(self, "_ranges", dict(reversed(self.render_range)))
+        hidden = frozenset(n for n, e in exposes.items() if e is Expose.HIDDEN)
+        object.__setattr__(
+            self, "hidden_names", None if self.default_expose is Expose.HIDDEN else hidden
+        )
 
     def expose_of(self, function: str) -> Expose:
         return self._exposes.get(function, self.default_expose)

@@ -50,6 +50,7 @@ class _OpenCall:
     kids_view: SharedPrefix[CallNode] | None = None
     llm_view: SharedPrefix[LLMExchange] | None = None
     tools_view: SharedPrefix[ToolUse] | None = None
+    running_kids: int = 0  # calls started inside this one that still run
 
     def finished_head(self) -> list[CallNode]:
         slots, head = self.slots, self.head
@@ -100,8 +101,7 @@ class CallTreeBuilder:
         """Running calls with no running call inside them, in start order (kept until a
         call starts or ends: every event asks, most events do neither)."""
         if self._leaf_list is None:
-            busy = {c.parent for c in self._open.values()}
-            self._leaf_list = [c for c in self._open.values() if c.call_id not in busy]
+            self._leaf_list = [c for c in self._open.values() if not c.running_kids]
         return self._leaf_list
 
     def _label(self, call: _OpenCall) -> str:
@@ -211,6 +211,7 @@ class CallTreeBuilder:
         siblings.append(call_id)  # the slot is taken now: siblings stay in start order
         if host is not None:
             host.kids_view = None
+            host.running_kids += 1
         return call_id
 
     def exit(
@@ -235,12 +236,9 @@ class CallTreeBuilder:
             call = up or call
         if call.function != function:
             raise CallTreeError(f"exit from {function!r} but the running call is {call.function!r}")
-        # Usually nothing runs inside the call that ends: one pass over the open calls'
-        # parents says so, before the ancestry walk (quadratic in depth) is paid.
-        child_open = any(c.parent == call.call_id for c in self._open.values())
-        inside = (
-            [c for c in self._open.values() if self._within(c, call.call_id)] if child_open else []
-        )
+        # usually nothing runs inside the call that ends: then no ancestry walk (quadratic)
+        kids = call.running_kids
+        inside = [c for c in self._open.values() if self._within(c, call.call_id)] if kids else []
         if inside and outcome is Outcome.OK:
             names = ", ".join(self._label(c) for c in inside)
             raise CallTreeError(
@@ -271,20 +269,20 @@ class CallTreeBuilder:
         self._chains.pop(call.call_id, None)
         self._stubs.pop(call.call_id, None)
         self._leaf_list = None
-        node = CallNode(
-            call_id=call.call_id,
-            function=call.function,
-            status=Status.DONE,
-            input=call.input,
-            output=output,
-            key_output=key_output,
-            children=tuple(s for s in call.slots if isinstance(s, CallNode)),
-            llm=tuple(call.llm),
-            tools=tuple(call.tools),
-            outcome=outcome,
-            error=error,
-            retry_of=call.retry_of,
-            ref=call.ref,
+        node = CallNode(  # positional: one per call
+            call.call_id,
+            call.function,
+            Status.DONE,
+            call.input,
+            output,
+            key_output,
+            tuple(s for s in call.slots if isinstance(s, CallNode)),
+            tuple(call.llm),
+            tuple(call.tools),
+            outcome,
+            error,
+            call.retry_of,
+            call.ref,
         )
         self._finished[call.call_id] = node
         parent = self._open[call.parent] if call.parent is not None else None
@@ -292,12 +290,20 @@ class CallTreeBuilder:
         slots[_slot_index(slots, call.call_id)] = node
         if parent is not None:
             parent.kids_view = None
+            parent.running_kids -= 1
         return node
 
     def llm(self, exchange: LLMExchange, ref: str | None = None) -> None:
         """Record an exchange on its call; a top-level exchange belongs to no call."""
         call = self._target(ref, "llm.call")
         if call is not None:
+            call.llm.append(exchange)
+            call.llm_view = None
+
+    def llm_in(self, call_id: int | None, exchange: LLMExchange) -> None:
+        """:meth:`llm` in the call ``running_ref`` gave, no call started or ended since."""
+        if call_id is not None:
+            call = self._open[call_id]
             call.llm.append(exchange)
             call.llm_view = None
 
@@ -399,9 +405,10 @@ class CallTreeBuilder:
         recursion, as a chain of running calls may nest deeper than Python's limit."""
         below: CallNode | None = None
         for call in reversed(chain):
-            head = call.finished_head()
+            head, slots = call.head, call.slots
             n = len(head)
-            slots = call.slots
+            if n < len(slots) and slots[n].__class__ is CallNode:  # a slot finished since
+                n = len(call.finished_head())
             if len(slots) == n:
                 children = call.kids_view
                 if children is None:

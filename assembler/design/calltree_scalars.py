@@ -7,6 +7,7 @@ refuse or fold; a literal block is used only where it is faithful).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -34,6 +35,7 @@ def quote(text: str) -> str:
     return _UNSAFE.sub(_escape, json.dumps(text, ensure_ascii=False))
 
 
+@functools.lru_cache(maxsize=4096)  # a session calls few functions, many times
 def name_scalar(name: str) -> str:
     """Function names stay plain when YAML would read them back unchanged."""
     if _PLAIN.match(name) and name.lower() not in _RESERVED:

@@ -18,11 +18,12 @@ def flatten(children: Sequence[CallNode], options: TreeOptions) -> Iterator[Call
     Iterative, like every walk here: a call stack may nest deeper than Python's.
     """
     stack = [iter(children)]
+    hidden = options.hidden_names
     while stack:
         for child in stack[-1]:
             if child.off_path:
                 continue
-            if options.hidden(child.function):
+            if child.function in hidden if hidden is not None else options.hidden(child.function):
                 stack.append(iter(child.children))
                 break
             yield child

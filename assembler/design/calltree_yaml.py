@@ -30,7 +30,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from assembler.design import calltree_pieces as pieces
-from assembler.design.calltree import CallNode, Expose, RenderRange, Status, TreeOptions
+from assembler.design.calltree import (
+    CallNode,
+    Expose,
+    RenderRange,
+    SharedPrefix,
+    Status,
+    TreeOptions,
+)
 from assembler.design.calltree_scalars import (
     CHARS_PER_TOKEN,
     estimate_tokens,
@@ -121,15 +128,21 @@ class _Render:
         """
         kids = node.children
         n = len(kids) - running_child
+        # a running call's finished children are its shared list's: read it directly
+        item = (
+            kids.head.__getitem__
+            if kids.__class__ is SharedPrefix and n <= kids.n
+            else kids.__getitem__
+        )
         key = (node.call_id, indent, self.oid)
         hit = _prefix.get(key)
-        if hit is not None and hit[0] == n and n and kids[n - 1] is hit[1]:
+        if hit is not None and hit[0] == n and n and item(n - 1) is hit[1]:
             return hit[4]  # no child finished since: the very pieces of the last render
         start, sealed, text = 0, "", ""
-        if hit is not None and 0 < hit[0] <= n and kids[hit[0] - 1] is hit[1]:
+        if hit is not None and 0 < hit[0] <= n and item(hit[0] - 1) is hit[1]:
             start, sealed, text = hit[0], hit[2], hit[3]
         if start < n:
-            new_kids = kids[start:n]
+            new_kids = item(slice(start, n))
             if any(k.off_path or k.status is Status.RUNNING for k in new_kids):
                 return None
             new = "\n".join(self.done(k, indent, "released") for k in new_kids)
@@ -149,7 +162,7 @@ class _Render:
             (sealed, text) if sealed and text else (sealed,) if sealed else (text,) if text else ()
         )
         if n:
-            _prefix[key] = (n, kids[n - 1], sealed, text, shown)
+            _prefix[key] = (n, item(n - 1), sealed, text, shown)
             _prefix.move_to_end(key)
             if len(_prefix) > _PREFIX_LIMIT:
                 _prefix.popitem(last=False)
@@ -204,7 +217,11 @@ class _Render:
         inner = indent + 2
         out.append(self.running_header(node, indent))
         kids = node.children
-        last = kids[-1] if kids else None
+        if kids.__class__ is SharedPrefix:  # a running call's: its items read directly
+            rest = kids.rest
+            last = rest[-1] if rest else kids.head[kids.n - 1] if kids.n else None
+        else:
+            last = kids[-1] if kids else None
         rng = self.range
         running_child = last is not None and last.status is Status.RUNNING and not last.detached
         cap = rng.subcalls if not running_child else (-1 if rng.callers is None else rng.callers)

@@ -14,6 +14,7 @@ from datetime import datetime
 from assembler.design.calltree import (
     CallNode,
     CallTreeError,
+    Expose,
     LLMExchange,
     Status,
     ToolUse,
@@ -35,6 +36,8 @@ from assembler.sessions.model import (
 
 #: ``Step.function`` of an LLM call made outside any agentic function.
 TOP_LEVEL = "(top level)"
+
+_NO_SPEC = FunctionSpec()
 
 
 # never changed once made; not frozen, as replay makes one per step (see CallNode)
@@ -65,11 +68,15 @@ def function_specs(session: Session) -> dict[str, FunctionSpec]:
     specs = dict(session.functions)
     for event in session.events:
         if isinstance(event, Enter):
-            known = specs.get(event.function, FunctionSpec())
+            known = specs.get(event.function)
+            if known is None:
+                known = _NO_SPEC
+            doc = known.doc or (event.doc or "")
+            expose = known.expose or event.expose
+            if known is not _NO_SPEC and doc == known.doc and expose == known.expose:
+                continue  # the usual: a function entered again adds nothing
             specs[event.function] = FunctionSpec(
-                doc=known.doc or (event.doc or ""),
-                expose=known.expose or event.expose,
-                render_range=known.render_range,
+                doc=doc, expose=expose, render_range=known.render_range
             )
     return specs
 
@@ -132,6 +139,9 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
     number = 0
     src = session.source
     frames: dict[int | None, tuple[str | None, tuple[str, ...], int, FunctionSpec]] = {}
+    any_hidden = opts.default_expose is Expose.HIDDEN or any(
+        e is Expose.HIDDEN for _, e in opts.expose
+    )
 
     def fail(event: Event, message: str, field: str = "") -> SessionError:
         return SessionError(src, message, line=event.line, field=event.field + field)
@@ -152,9 +162,13 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
                 if where is None:  # a call's path never changes while it runs
                     path = builder.call_path(call_id) if call_id is not None else ()
                     # a hidden call leaves the call path as it leaves the tree (the frame stays)
-                    shown = tuple(n for n in path[:-1] if not opts.hidden(n)) + path[-1:]
+                    shown = (
+                        tuple(n for n in path[:-1] if not opts.hidden(n)) + path[-1:]
+                        if any_hidden
+                        else path
+                    )
                     fn = path[-1] if path else None
-                    spec = specs.get(fn, FunctionSpec()) if fn else FunctionSpec()
+                    spec = specs.get(fn, _NO_SPEC) if fn else _NO_SPEC
                     where = frames[call_id] = (fn, shown, builder.depth_of(call_id), spec)
                 function, shown, depth, spec = where
                 number += 1
@@ -185,7 +199,7 @@ def iter_steps(session: Session, options: TreeOptions | None = None) -> Iterator
                     Context(profile, at, frame),
                     event,
                 )
-                builder.llm(LLMExchange(event.input, event.output), event.call)
+                builder.llm_in(call_id, LLMExchange(event.input, event.output))
             elif isinstance(event, ToolCall):
                 builder.tool(ToolUse(event.name, event.input, event.output), event.call)
             elif isinstance(event, Enter):

@@ -9,12 +9,12 @@ import pytest
 import yaml
 
 from assembler import SessionAssembler
-from assembler.design.calltree import Outcome
+from assembler.design.calltree import Expose, Outcome
 from assembler.design.calltree_view import off_path_calls, tree_rows
 from assembler.design.calltree_yaml import tree_yaml
 from assembler.sessions.loader import load_session, parse_session
-from assembler.sessions.model import SessionError
-from assembler.sessions.replay import TOP_LEVEL, Step, find_step, replay
+from assembler.sessions.model import FunctionSpec, SessionError
+from assembler.sessions.replay import TOP_LEVEL, Step, find_step, function_specs, replay
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "review_agent_paths.yaml"
 HEAD = """format: context-session/1
@@ -248,3 +248,22 @@ def test_the_app_gets_the_whole_tree_of_a_step() -> None:
         ("draft_fix", True, False),
         ("write_report", False, True),
     ]
+
+
+def test_a_doc_recorded_on_a_later_enter_completes_the_function() -> None:
+    session = parse_session(
+        events(
+            '{type: enter, at: "2026-01-01T00:00:00Z", function: main}',
+            '{type: exit, at: "2026-01-01T00:00:01Z", function: main}',
+            '{type: enter, at: "2026-01-01T00:00:02Z", function: main, doc: "Does it. Well."}',
+            '{type: enter, at: "2026-01-01T00:00:03Z", function: sub, expose: llm}',
+            '{type: exit, at: "2026-01-01T00:00:04Z", function: sub}',
+            '{type: enter, at: "2026-01-01T00:00:05Z", function: sub, doc: "Later."}',
+            '{type: llm, at: "2026-01-01T00:00:06Z"}',
+        ),
+        "specs.yaml",
+    )
+    specs = function_specs(session)
+    assert specs["main"] == FunctionSpec(doc="Does it. Well.")
+    assert specs["sub"] == FunctionSpec(doc="Later.", expose=Expose.LLM)
+    assert list(specs) == ["main", "sub"]

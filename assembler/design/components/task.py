@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 from assembler.design.components.memory import prefetch_block
@@ -68,20 +69,31 @@ def _situation(ctx: Context) -> str:
 
 
 def _situation_text(function: str, frame: Frame) -> str:
-    lines = [f"You are running INSIDE the agentic function `{function}`."]
-    if frame.doc:
-        lines.append(f"Job: {first_sentence(frame.doc)}")
-    lines.append(f"Call path: {' → '.join(frame.call_path)}")
+    # the lines around the position: the same for every step of a call
+    text = _situation_head(function, frame.doc, frame.call_path)
     if frame.position:
-        lines.append(f"Position: {frame.position}")
+        text += f"\nPosition: {frame.position}"
     if frame.contract is not None:
-        lines.append(contract_sentence(frame.contract))
-    lines += [
-        "",
-        f"The tool list may include `{function}` itself — do NOT call it (re-entering",
-        "causes infinite recursion). Use lower-level tools to do the work directly.",
-    ]
-    return "<situation>\n" + "\n".join(lines) + "\n</situation>"
+        text += "\n" + contract_sentence(frame.contract)
+    return text + _situation_tail(function)
+
+
+@functools.lru_cache(maxsize=1024)
+def _situation_head(function: str, doc: str, call_path: tuple[str, ...]) -> str:
+    lines = [f"You are running INSIDE the agentic function `{function}`."]
+    if doc:
+        lines.append(f"Job: {first_sentence(doc)}")
+    lines.append(f"Call path: {' → '.join(call_path)}")
+    return "<situation>\n" + "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=1024)
+def _situation_tail(function: str) -> str:
+    return (
+        f"\n\nThe tool list may include `{function}` itself — do NOT call it (re-entering\n"
+        "causes infinite recursion). Use lower-level tools to do the work directly.\n"
+        "</situation>"
+    )
 
 
 def attachment_text(item: Attachment) -> str:
