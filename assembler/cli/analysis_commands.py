@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.layouts import TTLS, load_layout
+from assembler.analysis.layouts import TTLS, Layout, load_layout
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import load_session
 
@@ -227,8 +227,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise UsageError("--workers must be at least 1")
     if is_batch_target(args.session) or _fleet_wanted(args):
         return cmd_analyze_batch(args)
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.report_json import write_analysis_json
     from assembler.cache.pricing import PROVIDER_IDS, check_model
     from assembler.cache.providers import normalize_provider
 
@@ -236,7 +234,26 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.provider and args.model:  # the arguments are checked before the session is read
         named = args.provider.lower()
         check_model(named if named in PROVIDER_IDS else normalize_provider(named), args.model)
-    gc.freeze()  # the modules and the layout live until exit: no collection walks them
+    # One analysis, then exit: what the run makes lives until then or is freed by
+    # reference counting (the session and its analysis hold no cycles), so the
+    # collector stays off while it runs. Switched on after analyze(), its first
+    # collection would walk every object the analysis made, and each one the
+    # output's allocations set off would walk them again.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _analyze_one(args, layout)
+    finally:
+        if was_enabled:  # an in-process caller gets its collector back, without the walk
+            gc.freeze()
+            gc.enable()
+    return 0
+
+
+def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
+    from assembler.analysis.engine import analyze
+    from assembler.analysis.report_json import write_analysis_json
+
     session = load_session(args.session)
     try:
         a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
@@ -250,10 +267,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             )
         ) from None
     _write_outputs(args, a, session)
-    # So do the session and its analysis: frozen out of the collector too, the
-    # collections the output's allocations set off no longer walk their millions of
-    # objects (a third of the JSON output's time at 5,000 steps).
-    gc.freeze()
     if args.json:
         write_analysis_json(a, sys.stdout.write)  # one step at a time
         sys.stdout.write("\n")
@@ -265,7 +278,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         writer.writerows(analysis_rows(a))
     else:
         print(human_analysis(a))
-    return 0
 
 
 def register(sub: Any) -> None:
