@@ -8,6 +8,7 @@ from typing import Any
 from assembler.analysis.indented_json import dumps_indented
 from assembler.analysis.report_json_steps import StepText
 from assembler.analysis.results import DiagnosticCheck, Miss, SessionAnalysis, StepAnalysis
+from assembler.analysis.step_notes import warning_lines
 from assembler.cache.rules import minimum_rule, rules, rules_version
 from assembler.design.context import format_time
 from assembler.sessions.model import Usage
@@ -230,5 +231,5 @@ def rules_lines(a: SessionAnalysis) -> list[str]:
     return [
         head,
         *(f"warning: {w}" for e in used.values() for w in e["warnings"]),
-        *(f"warning: step {s.step}: {w}" for s in a.steps for w in s.warnings),
+        *warning_lines(a.steps),
     ]

@@ -38,11 +38,10 @@ def _grouped(pairs: Iterable[tuple[int, str]]) -> dict[str, list[int]]:
 
 
 def warning_lines(steps: Sequence[StepAnalysis]) -> list[str]:
-    """One line per distinct warning, with the steps that raised it; none if no step did."""
+    """One line per distinct warning, with the steps that raised it (a warning every
+    step raises is one line, not one per step)."""
     groups = _grouped((s.step, w) for s in steps for w in s.warnings)
-    if not groups:
-        return []
-    return ["", "warnings:", *(f"  {_steps(ns)}: {text}" for text, ns in groups.items())]
+    return [f"warning: {_steps(ns)}: {text}" for text, ns in groups.items()]
 
 
 def priced_as_lines(steps: Sequence[StepAnalysis]) -> list[str]:

@@ -58,7 +58,7 @@ def human_analysis(a: SessionAnalysis) -> str:
     from assembler.analysis.measured import compare_measured
     from assembler.analysis.report_json import rules_lines
     from assembler.analysis.report_rows import analysis_rows
-    from assembler.analysis.step_notes import priced_as_lines, warning_lines
+    from assembler.analysis.step_notes import priced_as_lines
 
     rows = []
     for r, s in zip(analysis_rows(a), a.steps, strict=True):
@@ -119,7 +119,6 @@ def human_analysis(a: SessionAnalysis) -> str:
         lines += ["", "misses:"]
         lines += [f"  step {s.step}: {s.miss.sentence}" for s in misses if s.miss is not None]
     lines += diagnostic_lines(a.steps)
-    lines += warning_lines(a.steps)
     checks = compare_measured(a)
     if checks:
         lines += ["", *agreement_lines(agreement(checks))]

@@ -45,8 +45,7 @@ class _OpenCall:
     # the leading run of finished slots: slots only ever finish or are appended, so
     # the run only grows at its end, and every snapshot shares this one list
     head: list[CallNode] = field(default_factory=list)
-    # the snapshot views last handed out, reused until their list changes (which
-    # sets them back to None)
+    # the snapshot views last handed out, reused until their list changes (then None)
     kids_view: SharedPrefix[CallNode] | None = None
     llm_view: SharedPrefix[LLMExchange] | None = None
     tools_view: SharedPrefix[ToolUse] | None = None

@@ -51,9 +51,7 @@ def test_priced_tiers_and_unpriced_ones_are_told_apart() -> None:
     a = analyze(parse_session(_tiered("", "priority", "priority", "scale", "priority"), "t.yaml"))
     assert priced_as_lines(a.steps) == ["priced as recorded: steps 2–3, 5 in service tier priority"]
     assert warning_lines(a.steps) == [
-        "",
-        "warnings:",
-        "  step 4: no price for service_tier 'scale' of model 'gpt-4o':"
+        "warning: step 4: no price for service_tier 'scale' of model 'gpt-4o':"
         " priced at the standard rates",
     ]
 
@@ -74,7 +72,9 @@ def test_the_text_report_carries_them(tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert "priced as recorded: step 1 in service tier priority\n" in out
-    assert out.endswith(
-        "warnings:\n  steps 2–3: no price for service_tier 'scale' of model 'gpt-4o':"
-        " priced at the standard rates\n"
+    # one line for the warning both steps raised, under the rules line
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert warning == (
+        "warning: steps 2–3: no price for service_tier 'scale' of model 'gpt-4o':"
+        " priced at the standard rates"
     )
