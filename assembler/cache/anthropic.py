@@ -69,6 +69,11 @@ class _Sent:
         self.cacheable: list[int] = []
 
 
+def _hour_after_five(lifetimes: list[str]) -> bool:
+    """Whether a 1h marker follows a 5m one, which the Messages API refuses."""
+    return "5m" in lifetimes and "1h" in lifetimes[lifetimes.index("5m") :]
+
+
 class AnthropicSimulator:
     """Breakpoint caching as the Messages API does it (see the module docstring)."""
 
@@ -367,6 +372,11 @@ class AnthropicSimulator:
         marked = len(sent.marked)
         if self.automatic and marked >= self.max_breakpoints:
             notes = ("automatic caching found all 4 breakpoint slots taken by explicit markers",)
+        if marked > 1 and _hour_after_five([blocks[m].ttl or default for m in sent.marked]):
+            notes += (
+                "a 1h cache_control marker after a 5m one: the Messages API rejects the "
+                "request (1-hour entries must come first); simulated as marked",
+            )
         if marked > self.max_breakpoints:
             notes += (
                 f"{marked} cache_control markers: the Messages API accepts at most "

@@ -243,8 +243,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     try:
         _analyze_one(args, layout)
     finally:
-        if was_enabled:  # an in-process caller gets its collector back, without the walk
-            gc.freeze()
+        if was_enabled:  # an in-process caller gets its collector back, without the walk:
+            if not gc.get_freeze_count():  # to the oldest generation, not frozen for good
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
     return 0
 

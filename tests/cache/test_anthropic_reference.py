@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from itertools import accumulate
+from itertools import accumulate, combinations
 
 import pytest
 from hypothesis import given, settings
@@ -197,6 +197,12 @@ class Reference:
         notes: tuple[str, ...] = ()
         if self.automatic and len(explicit) >= self.max_breakpoints:
             notes = ("automatic caching found all 4 breakpoint slots taken by explicit markers",)
+        lifetimes = [blocks[m].ttl or default for m in explicit]
+        if any(a == "5m" and b == "1h" for a, b in combinations(lifetimes, 2)):
+            notes += (
+                "a 1h cache_control marker after a 5m one: the Messages API rejects the "
+                "request (1-hour entries must come first); simulated as marked",
+            )
         if len(explicit) > self.max_breakpoints:
             notes += (
                 f"{len(explicit)} cache_control markers: the Messages API accepts at most "

@@ -128,3 +128,17 @@ def test_analyze_json_streamed_is_the_document_json_dumps_writes() -> None:
     assert out.returncode == 0
     whole = json.dumps(analysis_json(analyze(load_session(SAMPLE))), indent=2, ensure_ascii=False)
     assert out.stdout == whole + "\n"
+
+
+def test_an_in_process_analyze_leaves_nothing_frozen_and_the_collector_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import gc
+
+    from assembler.cli.main import main
+
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    assert main(["analyze", SAMPLE]) == 0
+    capsys.readouterr()
+    assert gc.isenabled() and gc.get_freeze_count() == frozen

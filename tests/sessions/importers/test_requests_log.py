@@ -287,3 +287,13 @@ def test_mixed_marker_lifetimes_are_each_kept_and_billed(tmp_path: Path) -> None
     five = analyze(load(import_file("requests", path)))
     assert five.steps[1].read == 0
     assert one.usd > five.steps[0].usd  # 1-hour writes cost more than 5-minute ones
+
+
+def test_a_1h_marker_after_a_5m_one_is_named_as_refused(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text(_anthropic_line("2026-03-12T15:00:00Z", "5m", "1h") + "\n", "utf-8")
+    (step,) = analyze(load(import_file("requests", path))).steps
+    assert any("1h cache_control marker after a 5m one" in w for w in step.warnings)
+    path.write_text(_anthropic_line("2026-03-12T15:00:00Z", "1h", "5m") + "\n", "utf-8")
+    (step,) = analyze(load(import_file("requests", path))).steps
+    assert not step.warnings  # 1-hour entries first: as the API takes it
