@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import attrgetter
+from itertools import compress, count
+from operator import attrgetter, ne
 
 from assembler.analysis.results import BlockAnalysis
 from assembler.cache.simulation import CacheResult
 from assembler.design.layers import Layer
 from assembler.design.wire import WireBlock, leading_same
-from assembler.sessions.versions import SMALL, StoredText, TextVersions, narrow
+from assembler.sessions.versions import SMALL, StoredText, TextVersions
 
 _NAME = attrgetter("name")
 
@@ -38,9 +39,9 @@ def same_text(a: WireBlock, b: WireBlock) -> bool:
 
 
 def common_length(a: Sequence[object], b: Sequence[object], limit: int) -> int:
-    """How many of the first ``limit`` items of ``a`` and ``b`` are equal, at C speed."""
-    limit = min(limit, len(a), len(b))
-    return limit if a[:limit] == b[:limit] else narrow(a, b, 0, limit)
+    """How many of the first ``limit`` items of ``a`` and ``b`` are equal, at C speed
+    (the index of the first unequal pair, found by the iterators, not by bisection)."""
+    return min(next(compress(count(), map(ne, a, b)), limit), limit, len(a), len(b))
 
 
 # --- one step -------------------------------------------------------------------------
@@ -224,13 +225,12 @@ class BlockRecords:
         if same is None:
             same = leading_same(blocks, last_blocks)
         keep = same  # a record is a function of the block, its tokens, cache state and change
-        if keep and (
-            tokens[:keep] != last_tokens[:keep]
-            or states[:keep] != last_states[:keep]
-            or changes[:keep] != last_changes[:keep]
-        ):
+        # each narrowed only when it differs (cache states often do: a write read back)
+        if keep and tokens[:keep] != last_tokens[:keep]:
             keep = common_length(tokens, last_tokens, keep)
+        if keep and states[:keep] != last_states[:keep]:
             keep = common_length(states, last_states, keep)
+        if keep and changes[:keep] != last_changes[:keep]:
             keep = common_length(changes, last_changes, keep)
         out = last_records[:keep] + self._fresh(blocks, tokens, states, changes, keep)
         self._last = (blocks, tokens, states, changes, out)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import warnings
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
@@ -147,6 +147,29 @@ class _Rates:
     write: Decimal
     write_1h: Decimal
     output: Decimal
+    # the same rates as integers over one power of ten, for StepPricer.cost (None: not
+    # all finite and non-negative)
+    scaled: tuple[int, int, int, int, int, int, int] | None = field(
+        init=False, compare=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scaled", _scaled(self))
+
+
+def _scaled(r: _Rates) -> tuple[int, int, int, int, int, int, int] | None:
+    """(input, read, write, write_1h, output as integers over 10**k, 10**k, the largest
+    token count each may multiply for :meth:`StepPricer.cost` to stay exact)."""
+    rates = (r.input, r.read, r.write, r.write_1h, r.output)
+    if not all(x.is_finite() and not x.is_signed() for x in rates):
+        return None
+    exponents = [x.as_tuple().exponent for x in rates]
+    k = max(0, *(-e for e in exponents if isinstance(e, int)))
+    ints = [int(x.scaleb(k)) for x in rates]
+    # five products of at most this many tokens sum below 10**27: every decimal step
+    # of _usd, at the default 28 digits, is then exact (none is rounded)
+    limit = 10**27 // (5 * max(1, *ints))
+    return ints[0], ints[1], ints[2], ints[3], ints[4], 10**k, limit
 
 
 _RatesKey = tuple[str, str, int, tuple[int, ...], tuple[tuple[bool, bool], ...]]
@@ -377,6 +400,18 @@ class StepPricer:
                 r = self._rates(total, w)
         # _hour_part, inlined
         hour = max(0, min(write, write_1h)) if write_1h is not None else write if self._hour else 0
+        scaled = r.scaled
+        if scaled is not None:
+            i, rd, wr, wr_1h, out, unit, limit = scaled
+            # counts of no sign below the limit (total bounds its parts; 0 <= hour <= write)
+            if read >= 0 and write >= 0 and uncached >= 0 and total < limit and 0 <= output < limit:
+                # the decimal sums of _usd, exact in integers: a true division of two
+                # integers rounds as float() of the exact decimal does (correctly)
+                return (
+                    (i * uncached + rd * read + wr * (write - hour) + wr_1h * hour + out * output)
+                    / unit,
+                    (i * total + out * output) / unit,
+                )
         usd = _usd(r, total, read, write, hour, output)
         return float(usd), float(_usd(r, total, 0, 0, 0, output))
 

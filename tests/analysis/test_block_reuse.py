@@ -314,7 +314,14 @@ def test_an_unchanged_block_keeps_its_record_object_across_steps() -> None:
     st.integers(0, 50_000),
     st.sampled_from(["5m", "1h"]),
     st.one_of(st.none(), st.integers(0, 400_000)),
-    st.sampled_from([("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-4o")]),
+    st.sampled_from(
+        [
+            ("anthropic", "claude-sonnet-4-5"),
+            ("openai", "gpt-4o"),
+            ("gemini", "gemini-2.5-pro"),
+            ("deepseek", "deepseek-chat"),
+        ]
+    ),
 )
 @settings(max_examples=200, deadline=None)
 def test_the_step_pricer_gives_the_figures_of_price(
