@@ -112,7 +112,8 @@ class LayerSums:
                 l2 += n
             running.append((tools, l0, l1, l2))
         self._blocks, self._tokens, self._running = blocks, tokens, running
-        return {"total": sum(tokens), "tools": tools, "L0": l0, "L1": l1, "L2": l2}
+        # every block counts in one of the four: their sum is the total
+        return {"total": tools + l0 + l1 + l2, "tools": tools, "L0": l0, "L1": l1, "L2": l2}
 
 
 LAYER_NAMES = {layer: layer.value for layer in Layer}
@@ -232,7 +233,7 @@ class BlockRecords:
             keep = common_length(states, last_states, keep)
         if keep and changes[:keep] != last_changes[:keep]:
             keep = common_length(changes, last_changes, keep)
-        out = last_records[:keep] + self._fresh(blocks, tokens, states, changes, keep)
+        out = self._fresh(blocks, tokens, states, changes, keep, last_records)
         self._last = (blocks, tokens, states, changes, out)
         return out
 
@@ -243,9 +244,11 @@ class BlockRecords:
         states: Sequence[str],
         changes: Sequence[str],
         start: int,
+        last: tuple[BlockAnalysis, ...],
     ) -> tuple[BlockAnalysis, ...]:
-        """The records of the blocks from ``start`` on, through the records kept by name."""
-        out: list[BlockAnalysis] = []
+        """The first ``start`` of ``last``, then the records of the blocks from ``start``
+        on, through the records kept by name."""
+        out = list(last[:start])
         by_name, versions = self._by_name, self._versions
         for b, n, c, ch in zip(
             blocks[start:], tokens[start:], states[start:], changes[start:], strict=True

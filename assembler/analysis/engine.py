@@ -34,6 +34,7 @@ from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.cache.tokenizers import counter, tokenizer_for
 from assembler.design.assembly import Assembly
 from assembler.design.blocks import BlockStatus
+from assembler.design.context import Profile
 from assembler.design.wire import WireBlock, leading_same
 from assembler.limits import one_line
 from assembler.sessions.loader import check_analysis_work
@@ -232,14 +233,16 @@ def _analyze(
     records = BlockRecords()
     sums = LayerSums()
     days = LocalDays()
+    routed: Profile | None = None  # the profile the last route was worked out for
     for assembled in assembler:
         step = assembled.step
         call = step.call
         at = step.at
         profile = step.context.profile
-        target, platform, cache, pricer = routes.of(
-            provider or profile.provider, model or profile.model
-        )
+        if profile is not routed:  # a profile changes only at a change event
+            routed = profile
+            route = routes.of(provider or profile.provider, model or profile.model)
+        target, platform, cache, pricer = route
         prov, mdl, sim = target.provider, target.model, target.simulator
         blocks = assembled.wire.blocks
         if prev is not None and prov == "openai" and prev.model == mdl and call.request:
