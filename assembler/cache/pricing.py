@@ -320,8 +320,9 @@ class StepPricer:
     """:func:`step_cost` for one provider, model, write lifetime and price context, as
     plain numbers.
 
-    The same figures as :func:`price` (the same rates and the same decimal sum),
-    without working out the provider, price, tier and arguments again at every step.
+    The same figures as :func:`price` (the same rates and the same decimal sum, done
+    in integers where no decimal step would round), without working out the provider,
+    price, tier and arguments again at every step.
     """
 
     __slots__ = (
