@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,27 @@ def _check_zone(zone: str, source: str, line: int | None) -> None:
 Previous = tuple[int, RecordedRequest] | None
 
 
+def _kept_marks(
+    raw: Mapping[str, Any],
+    name: str,
+    allowed: Container[int],
+    expected: str,
+    source: str,
+    line: int | None,
+    where: str,
+) -> frozenset[int]:
+    """The kept blocks a request's ``name`` list marks, each one of ``allowed``."""
+    for k, mark in enumerate(raw.get(name, [])):
+        if mark not in allowed:
+            raise SessionError(
+                source,
+                f"expected {expected}, found {mark}",
+                line=line,
+                field=f"{where}.{name}[{k}]",
+            )
+    return frozenset(raw.get(name, []))
+
+
 def _recorded(
     raw: Mapping[str, Any], previous: Previous, source: str, line: int | None, where: str
 ) -> RecordedRequest:
@@ -146,24 +167,10 @@ def _recorded(
                 line=line,
                 field=f"{where}.keep",
             )
-        for k, mark in enumerate(raw.get("breakpoints", [])):
-            if mark >= keep:
-                raise SessionError(
-                    source,
-                    f"expected the index of a kept block (0 to {keep - 1}), found {mark}",
-                    line=line,
-                    field=f"{where}.breakpoints[{k}]",
-                )
-        marks = frozenset(raw.get("breakpoints", []))
-        for k, mark in enumerate(raw.get("breakpoints_1h", [])):
-            if mark not in marks:
-                raise SessionError(
-                    source,
-                    f"expected the index of a kept block listed in breakpoints, found {mark}",
-                    line=line,
-                    field=f"{where}.breakpoints_1h[{k}]",
-                )
-        hours = frozenset(raw.get("breakpoints_1h", []))
+        kept = f"the index of a kept block (0 to {keep - 1})"
+        marks = _kept_marks(raw, "breakpoints", range(keep), kept, source, line, where)
+        listed = "the index of a kept block listed in breakpoints"
+        hours = _kept_marks(raw, "breakpoints_1h", marks, listed, source, line, where)
     else:
         for name in ("breakpoints", "breakpoints_1h"):
             if name in raw:
