@@ -51,7 +51,7 @@ STYLE = """
 .cai-legend span{display:inline-flex;align-items:center;gap:.35rem}
 .cai-sw{width:.8rem;height:.8rem;border-radius:2px;display:inline-block}
 .cai-stack{font-size:.86rem;border:1px solid #e3e6ee;border-radius:8px;overflow:hidden}
-.cai-row{display:grid;grid-template-columns:5px minmax(8rem,1.5fr) 2.2rem minmax(5rem,1fr) 5.6rem 6.2rem 1.6rem;
+.cai-row{display:grid;grid-template-columns:5px minmax(8rem,1.5fr) 2.2rem minmax(5rem,1fr) 5.6rem 6.2rem 2.4rem;
   align-items:center;gap:.55rem;padding:.26rem .6rem .26rem 0;border-top:1px solid #eef0f5;background:#fff}
 .cai-row:first-child{border-top:none}
 .cai-row.cai-head{background:#f6f7fb;font-weight:600;color:#555;font-size:.76rem;text-transform:uppercase;letter-spacing:.03em}
@@ -71,7 +71,8 @@ STYLE = """
 .cai-unchanged{color:#868e96}
 .cai-released{background:#fff5f5;color:#c92a2a;border-color:#ffc9c9}
 .cai-section{padding:.12rem .6rem;background:#f6f7fb;color:#8a90a0;font-size:.7rem;text-transform:uppercase;letter-spacing:.06em;border-top:1px solid #eef0f5}
-.cai-bp{font-size:1.05rem;color:#3b5bdb;text-align:center}
+.cai-bp{font-size:1.05rem;color:#3b5bdb;text-align:center;white-space:nowrap}
+.cai-bp small{font-size:.62rem}
 .cai-prefix{display:flex;align-items:center;gap:.6rem;padding:.18rem .6rem;background:#edf2ff;
   border-top:2px dashed #3b5bdb;border-bottom:2px dashed #3b5bdb;color:#1c3faa;font-weight:600;font-size:.82rem}
 .cai-prefix small{font-weight:400;color:#445}
@@ -154,9 +155,11 @@ def block_stack(blocks: Sequence[Any], cached_prefix_tokens: int, approximate: b
         width = max(1.0, 100.0 * b.tokens / biggest)
         cache_cls = b.cache if b.cache in CACHE_LABELS else "uncached"
         bp = b.breakpoint
+        own = f", its own lifetime {esc(b.marker_ttl)}" if b.marker_ttl else ""
         bp_html = (
-            f'<span class="cai-bp" title="breakpoint {bp}: a cache entry ends after this block">'
-            f"{CIRCLED[bp - 1] if 0 < bp <= len(CIRCLED) else esc(bp)}</span>"
+            f'<span class="cai-bp" title="breakpoint {bp}{own}: a cache entry ends after this block">'
+            f"{CIRCLED[bp - 1] if 0 < bp <= len(CIRCLED) else esc(bp)}"
+            f"{f'<small> {esc(b.marker_ttl)}</small>' if b.marker_ttl else ''}</span>"
             if bp
             else "<span></span>"
         )

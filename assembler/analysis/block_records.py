@@ -186,6 +186,7 @@ def _analysis(
         b.breakpoint,
         stored,
         b.cacheable,
+        b.ttl if b.breakpoint is not None else None,
     )
 
 
@@ -281,6 +282,7 @@ class BlockRecords:
                     b.breakpoint,
                     stored,
                     b.cacheable,
+                    b.ttl if b.breakpoint is not None else None,
                 )
                 by_name[name] = (b, {(c, ch, n): record})
             out.append(record)

@@ -32,6 +32,7 @@ class Fold:
     change: str = "unchanged"
     breakpoint: int | None = None
     text: str = ""
+    marker_ttl: str | None = None  # as a block's (a fold holds no marker of its own lifetime)
 
     @property
     def name(self) -> str:

@@ -25,6 +25,7 @@ class BlockAnalysis:
     breakpoint: int | None
     stored: str | StoredText  # the text, or a version kept as a delta (see versions.py)
     cacheable: bool
+    marker_ttl: str | None = None  # the breakpoint's own lifetime (5m, 1h); None: the request's
 
     @property
     def text(self) -> str:

@@ -117,6 +117,7 @@ class RefBlockRecords:
                     breakpoint=b.breakpoint,
                     stored=same.stored if same is not None else self._stored(b),
                     cacheable=b.cacheable,
+                    marker_ttl=b.ttl if b.breakpoint is not None else None,
                 )
             out.append(record)
         return tuple(out)

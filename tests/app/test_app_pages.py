@@ -9,6 +9,7 @@ import pytest
 from app_helpers import PAGES, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
+from assembler.analysis.results import BlockAnalysis
 from ui import charts
 from ui import html as ui_html
 
@@ -267,6 +268,7 @@ def test_block_stack_and_tree_escape_session_text() -> None:
         breakpoint = 1
         text = '<img src=x onerror="window.__pwned=1">'
         cacheable = True
+        marker_ttl = None
 
     out = ui_html.block_stack([B()], 5, approximate=True)
     assert "<script>" not in out and "<img" not in out
@@ -275,6 +277,16 @@ def test_block_stack_and_tree_escape_session_text() -> None:
         '<call_tree>\n- function: a\n  input: "<script>x</script>"\n  status: running\n</call_tree>'
     )
     assert "<script>x" not in tree and "running now" in tree
+
+
+def test_a_breakpoint_with_its_own_lifetime_shows_it() -> None:
+    def block(name: str, ttl: str | None) -> BlockAnalysis:
+        return BlockAnalysis(name, "L0", "system", 5, "read", "unchanged", 1, name, True, ttl)
+
+    own = ui_html.block_stack([block("system", "1h")], 5, approximate=False)
+    assert "①<small> 1h</small>" in own and "its own lifetime 1h" in own
+    plain = ui_html.block_stack([block("system", None)], 5, approximate=False)
+    assert "①<small>" not in plain and "own lifetime" not in plain
 
 
 def test_long_runs_of_released_nodes_are_folded() -> None:

@@ -265,6 +265,7 @@ def test_mixed_marker_lifetimes_are_each_kept_and_billed(tmp_path: Path) -> None
 
     a = analyze(session)
     one, two = a.steps
+    assert [b.marker_ttl for b in two.blocks] == ["1h", None]  # shown beside the marker
     system_tokens = one.blocks[0].tokens
     assert one.read == 0 and one.write == one.tokens["total"]
     assert two.read == system_tokens  # the 1-hour entry is still alive after 20 minutes
