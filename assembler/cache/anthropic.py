@@ -139,35 +139,6 @@ class AnthropicSimulator:
         marked = [i for i, b in enumerate(blocks) if b.breakpoint is not None]
         return self._marks(marked, [i for i, b in enumerate(blocks) if b.cacheable])
 
-    def _positions(
-        self, blocks: Sequence[WireBlock], kind: str | None, position: int
-    ) -> tuple[list[str], list[int]]:
-        """The content kinds and lookback positions of ``blocks`` following a block of
-        ``kind`` at ``position``: a run of tool_use (or of tool_result) blocks is one
-        position, any other block one of its own."""
-        runs, known = self.runs, self._kinds
-        kinds: list[str] = []
-        positions: list[int] = []
-        for b in blocks:
-            k = known.get(b.name)
-            if k is None:
-                k = known[b.name] = block_kind(b) if runs else ""
-            if not (k == kind and k in runs):
-                position += 1
-            kind = k
-            kinds.append(k)
-            positions.append(position)
-        return kinds, positions
-
-    def _window(self, blocks: Sequence[WireBlock], mark: int) -> int:
-        """The first block index inside ``mark``'s lookback (runs of tool blocks are one position)."""
-        return self._start(self._positions(blocks[: mark + 1], None, -1)[1], mark)
-
-    def _start(self, positions: list[int], mark: int) -> int:
-        """The first block whose position lies within ``lookback`` of ``mark``'s (the
-        mark's own is the first)."""
-        return bisect_left(positions, positions[mark] - self.lookback + 1, 0, mark)
-
     def _keyed(self, blocks: Sequence[WireBlock], model: str, salts: tuple[int, int, int]) -> _Sent:
         """The request's per-block figures (see :class:`_Sent`).
 
@@ -224,7 +195,8 @@ class AnthropicSimulator:
                 marked.append(i)
             if b.cacheable:
                 cacheable.append(i)
-            # its lookback position, as _positions counts it
+            # its lookback position: a run of tool_use (or of tool_result) blocks is one
+            # position, any other block one of its own
             k = known.get(b.name)
             if k is None:
                 k = known[b.name] = block_kind(b) if runs else ""
@@ -268,7 +240,8 @@ class AnthropicSimulator:
             mark = eligible[k]
             if mark < hit:
                 break
-            start = bisect_left(positions, positions[mark] + reach, 0, mark)  # _start
+            # the first block within the mark's lookback (the mark's own position is the first)
+            start = bisect_left(positions, positions[mark] + reach, 0, mark)
             for pos in range(mark, max(start, hit) - 1, -1):
                 expires = expiry(hashes[pos])
                 if expires is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
@@ -333,7 +334,9 @@ def test_the_lookback_window_spans_at_most_20_positions(kinds: list[str]) -> Non
     sim = AnthropicSimulator(seg())
     blocks = [blk(f"messages[{i}] {k}", 10) for i, k in enumerate(kinds)]
     mark = len(blocks) - 1
-    start = sim._window(blocks, mark)
+    # the positions the simulator keys the request with, and its lookback start rule
+    keyed = sim._keyed(blocks, "claude-sonnet-4-5", sim._salts).positions
+    start = bisect_left(keyed, keyed[mark] - sim.lookback + 1, 0, mark)
     window = kinds[start : mark + 1]
     # a position: one block, or a run of tool_use / of tool_result blocks
     positions = 1 + sum(
