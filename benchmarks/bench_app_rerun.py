@@ -10,7 +10,7 @@ bookkeeping included, so an upper bound of the script time a real server spends.
 
 With ``--browser``: what a user sees, in Debian's chromium on a freshly started
 server per session. The file is uploaded through the sidebar's uploader; then
-→ is pressed at step 1, the page's link is opened in a new browser session at a
+→ is pressed at step 1 and the Next button clicked, the page's link is opened in a new browser session at a
 late step and → pressed there, and the Timeline chart is clicked. It reports
 click-to-paint (best, median, max), the time from the upload to the painted
 step 1 (upload, parse, analysis, drawing) and from opening the link to its
@@ -246,6 +246,20 @@ def _keys(page: Any, repeat: int) -> list[float]:
     return times
 
 
+def _next_clicks(page: Any, repeat: int) -> list[float]:
+    """The Next button clicked ``repeat`` times, each timed to its painted step."""
+    button = page.locator(".st-key-next button").first
+    times: list[float] = []
+    for _ in range(repeat):
+        n = _shown(page)
+        start = time.perf_counter()
+        button.click()
+        _wait_step(page, n + 1)
+        times.append((time.perf_counter() - start) * 1000)
+        page.wait_for_timeout(300)
+    return times
+
+
 def _browser_session(b: Any, steps: int, path: Path, repeat: int) -> BrowserRun:
     sys.path.insert(0, str(ROOT / "scripts"))
     from app_server import running_app
@@ -275,6 +289,7 @@ def _browser_session(b: Any, steps: int, path: Path, repeat: int) -> BrowserRun:
         run.rss, run.peak_rss = _memory(pid)
         page.wait_for_timeout(500)
         run.moves["→ key at step 1"] = _keys(page, repeat)
+        run.moves[f"Next button at step {repeat + 1}"] = _next_clicks(page, repeat)
         query = str(page.evaluate("() => window.location.search"))
         late = steps - repeat - 1
         link = re.sub(r"step=[0-9]+", f"step={late}", query)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from assembler.analysis.downsample import MAX_POINTS
-from ui import billing, charts, data, page, step
+from ui import billing, chart_marker, charts, data, page, step
 from ui.html import md
 from ui.sidebar import sidebar
 
@@ -55,10 +55,10 @@ def body() -> None:
         step.set_step(chosen, total)
 
     figures: dict[str, Callable[[], go.Figure]] = {
-        "Cache": lambda: charts.cache_per_step(frame, n, a),
-        "Tokens by layer": lambda: charts.tokens_by_layer(frame, n),
-        "Cumulative cost": lambda: charts.cumulative_cost(frame, n),
-        "Size against depth": lambda: charts.size_vs_depth(frame, n),
+        "Cache": lambda: charts.cache_per_step(frame, a),
+        "Tokens by layer": lambda: charts.tokens_by_layer(frame),
+        "Cumulative cost": lambda: charts.cumulative_cost(frame),
+        "Size against depth": lambda: charts.size_vs_depth(frame),
     }
     keys = {
         "Cache": "chart_cache",
@@ -66,10 +66,15 @@ def body() -> None:
         "Cumulative cost": "chart_cost",
         "Size against depth": "chart_depth",
     }
-    skips = {"Size against depth": (1,)}  # the star marking the current step
+    # The figures are the same at every step (a changed figure is a new chart to the browser,
+    # drawn from nothing); the step is marked over them (ui/chart_marker.py).
+    marks: list[chart_marker.Mark] = []
 
     def draw(name: str) -> None:
-        charts.chart(figures[name](), keys[name], steps, pick, skip_curves=skips.get(name, ()))
+        charts.chart(figures[name](), keys[name], steps, pick)
+        mark = charts.step_mark(frame, n, keys[name], at_point=name == "Size against depth")
+        if mark is not None:
+            marks.append(mark)
 
     if len(frame) > MAX_POINTS:
         # A long session: one chart at a time, so a click redraws one figure, not four.
@@ -78,14 +83,15 @@ def body() -> None:
             "Chart", names, default=names[0], key="timeline_chart", label_visibility="collapsed"
         )
         draw(picked or names[0])
-        return
-    left, right = st.columns(2)
-    with left:
-        draw("Tokens by layer")
-        draw("Cumulative cost")
-    with right:
-        draw("Cache")
-        draw("Size against depth")
+    else:
+        left, right = st.columns(2)
+        with left:
+            draw("Tokens by layer")
+            draw("Cumulative cost")
+        with right:
+            draw("Cache")
+            draw("Size against depth")
+    chart_marker.place(marks)
 
 
 page.setup("Timeline", ":material/timeline:")

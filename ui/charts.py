@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from assembler.analysis.downsample import MAX_POINTS, extreme_indices
+from ui.chart_marker import Mark
 from ui.html import LAYER_COLOURS
 
 CACHE_COLOURS = {"read": "#40c057", "write": "#fab005", "uncached": "#adb5bd"}
@@ -44,11 +45,6 @@ def _layout(
     return fig
 
 
-def _marker(fig: go.Figure, step: int) -> None:
-    fig.add_vline(x=step, line_width=2, line_dash="dot", line_color="#1f2430")
-    fig.add_annotation(x=step, y=1, yref="paper", text=f"step {step}", showarrow=False, yshift=8)
-
-
 def thin(frame: Any, columns: Sequence[str]) -> Any:
     """The rows to draw of a long frame: per bin its first step and each column's extremes."""
     if len(frame) <= MAX_POINTS:
@@ -79,7 +75,7 @@ def _stacked(fig: go.Figure, frame: Any, layers: Sequence[tuple[str, str, str]],
         )
 
 
-def tokens_by_layer(frame: Any, step: int) -> go.Figure:
+def tokens_by_layer(frame: Any) -> go.Figure:
     fig = go.Figure()
     if len(frame) > MAX_POINTS:
         shown = thin(frame, ["total"])
@@ -94,7 +90,6 @@ def tokens_by_layer(frame: Any, step: int) -> go.Figure:
             ],
             "tokens",
         )
-        _marker(fig, step)
         kept = f"{len(shown):,} of {len(frame):,} steps: extremes kept"
         return _layout(fig, "Tokens per step, by layer", "tokens", note=kept)
     for layer, name in (("tools", "tools (L0)"), ("L0", "L0 system"), ("L1", "L1"), ("L2", "L2")):
@@ -108,7 +103,6 @@ def tokens_by_layer(frame: Any, step: int) -> go.Figure:
             hovertemplate="step %{x}: %{y:,} tokens<extra>" + name + "</extra>",
         )
     fig.update_layout(barmode="stack")
-    _marker(fig, step)
     return _layout(fig, "Tokens per step, by layer", "tokens")
 
 
@@ -191,7 +185,7 @@ def measured_overlay(fig: go.Figure, analysis: Any) -> bool:
     return True
 
 
-def cache_per_step(frame: Any, step: int, analysis: Any | None = None) -> go.Figure:
+def cache_per_step(frame: Any, analysis: Any | None = None) -> go.Figure:
     """Stacked read / written / uncached bars; with ``analysis``, measured usage on top."""
     fig = go.Figure()
     if len(frame) > MAX_POINTS:
@@ -208,7 +202,6 @@ def cache_per_step(frame: Any, step: int, analysis: Any | None = None) -> go.Fig
         note = f"read / written / uncached · {len(shown):,} of {len(frame):,} steps: extremes kept"
         if analysis is not None and measured_overlay(fig, analysis):
             note += " (dashed: measured)"
-        _marker(fig, step)
         return _layout(fig, "Cache per step", "tokens", note=note)
     for column, name in (("read", "read"), ("write", "written"), ("uncached", "uncached")):
         fig.add_bar(
@@ -223,11 +216,10 @@ def cache_per_step(frame: Any, step: int, analysis: Any | None = None) -> go.Fig
     note = "read / written / uncached tokens"
     if analysis is not None and measured_overlay(fig, analysis):
         note += " (dashed: measured)"
-    _marker(fig, step)
     return _layout(fig, "Cache per step", "tokens", note=note)
 
 
-def cumulative_cost(frame: Any, step: int) -> go.Figure:
+def cumulative_cost(frame: Any) -> go.Figure:
     trace = go.Scattergl if len(frame) > BIG else go.Scatter
     frame = thin(frame, ["usd"])  # cumulative: monotone, each bin's costliest step kept
     fig = go.Figure()
@@ -246,13 +238,11 @@ def cumulative_cost(frame: Any, step: int) -> go.Figure:
                 hovertemplate="step %{x}: $%{y:.4f}<extra>" + name + "</extra>",
             )
         )
-    _marker(fig, step)
     return _layout(fig, "Cumulative cost", "USD", note="with and without caching")
 
 
-def size_vs_depth(frame: Any, step: int) -> go.Figure:
+def size_vs_depth(frame: Any) -> go.Figure:
     trace = go.Scattergl if len(frame) > BIG else go.Scatter
-    full = frame
     frame = thin(frame, ["total", "hit_ratio"])
     fig = go.Figure()
     fig.add_trace(
@@ -274,31 +264,22 @@ def size_vs_depth(frame: Any, step: int) -> go.Figure:
             hovertemplate="step %{customdata}: depth %{x}, %{y:,} tokens<extra></extra>",
         )
     )
-    row = full[full["step"] == step]
-    if len(row):
-        fig.add_trace(
-            go.Scatter(
-                x=row["depth"],
-                y=row["total"],
-                mode="markers",
-                name=f"step {step}",
-                marker={
-                    "symbol": "star",
-                    "size": 16,
-                    "color": "#3b5bdb",
-                    "line": {"width": 1, "color": "#1f2430"},
-                },
-                customdata=row["step"],
-                hovertemplate="step %{customdata}<extra></extra>",
-            )
-        )
     fig.update_xaxes(dtick=1)
     return _layout(fig, "Context size against call depth", "tokens", x="call depth")
 
 
-def selected_step(
-    state: Any, steps: Sequence[int], skip_curves: tuple[int, ...] = ()
-) -> int | None:
+def step_mark(frame: Any, step: int, key: str, at_point: bool = False) -> Mark | None:
+    """Where ``step`` is on the chart keyed ``key``: a line at the step, or (``at_point``,
+    the size-against-depth chart) a star on its point; None when the step is not charted."""
+    if not at_point:
+        return Mark(key, step, f"step {step}")
+    row = frame[frame["step"] == step]
+    if not len(row):
+        return None
+    return Mark(key, int(row["depth"].iloc[0]), f"step {step}", int(row["total"].iloc[0]))
+
+
+def selected_step(state: Any, steps: Sequence[int]) -> int | None:
     """The step of the first selected point in a plotly selection state, if any.
 
     Each trace carries its step numbers as ``customdata``; without it, the
@@ -314,8 +295,6 @@ def selected_step(
             custom = custom[0]
         if isinstance(custom, int | float):
             return int(custom)
-        if point.get("curve_number") in skip_curves:
-            continue
         index = point.get("point_index", point.get("point_number"))
         if isinstance(index, int) and 0 <= index < len(steps):
             return int(steps[index])
@@ -327,12 +306,11 @@ def chart(
     key: str,
     steps: Sequence[int],
     on_pick: Callable[[int], None],
-    skip_curves: tuple[int, ...] = (),
 ) -> None:
     """Draw a figure; selecting a point calls ``on_pick(step)``."""
 
     def picked() -> None:
-        chosen = selected_step(st.session_state.get(key), steps, skip_curves)
+        chosen = selected_step(st.session_state.get(key), steps)
         if chosen is not None:
             on_pick(chosen)
 

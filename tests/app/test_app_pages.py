@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 from app_helpers import PAGES, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
@@ -156,18 +158,49 @@ def test_unexpected_error_becomes_one_line(monkeypatch: pytest.MonkeyPatch) -> N
     assert "second line" not in message and "Traceback" not in message
 
 
-def test_timeline_charts_mark_the_current_step() -> None:
-    at = new_app(step="6")
+def _values(field: object) -> list[float]:
+    """A plotly array as numbers: a list, or a typed array (``{"dtype", "bdata"}``)."""
+    if isinstance(field, dict):
+        return np.frombuffer(base64.b64decode(field["bdata"]), dtype=field["dtype"]).tolist()
+    assert isinstance(field, list)
+    return field
+
+
+def _timeline_at(step: str) -> tuple[list[str], list[dict[str, object]]]:
+    """The Timeline at ``step``: its charts' specs and the marks laid over them."""
+    at = new_app(step=step)
     at.run()
     at.switch_page("pages/1_Timeline.py")
     at.run()
     _no_errors(at)
-    assert _texts(at)[0] == "Step 6 / 21"
-    charts_ = at.get("plotly_chart")
-    assert len(charts_) == 4
-    spec = json.loads(charts_[0].proto.spec)
+    assert _texts(at)[0] == f"Step {step} / 21"
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    marker = [
+        e.proto for e in at.main if getattr(e.proto, "component_name", None) == "cai_chart_marker"
+    ]
+    assert len(marker) == 1
+    return specs, json.loads(marker[0].json)["marks"]
+
+
+def test_timeline_charts_mark_the_current_step() -> None:
+    specs, marks = _timeline_at("6")
+    assert len(specs) == 4
+    spec = json.loads(specs[0])
     assert [t["name"] for t in spec["data"]] == ["tools (L0)", "L0 system", "L1", "L2"]
-    assert any(s.get("x0") == 6 for s in spec["layout"].get("shapes", []))
+    by_key = {m["key"]: m for m in marks}
+    assert set(by_key) == {"chart_layers", "chart_cost", "chart_cache", "chart_depth"}
+    assert by_key["chart_cache"] == {"key": "chart_cache", "x": 6, "label": "step 6", "y": None}
+    # the star sits on step 6's own point of the size-against-depth chart
+    depth = json.loads(specs[3])["data"][0]
+    xy = zip(_values(depth["x"]), _values(depth["y"]), strict=True)
+    points = dict(zip(_values(depth["customdata"]), xy, strict=True))
+    star = by_key["chart_depth"]
+    assert (star["x"], star["y"]) == points[6] and star["label"] == "step 6"
+    # a moved step changes the marks, never a figure: the browser keeps every chart it drew
+    specs_7, marks_7 = _timeline_at("7")
+    assert specs_7 == specs
+    assert {m["key"]: m["x"] for m in marks_7}["chart_cache"] == 7
+    assert "shapes" not in spec["layout"]
 
 
 def test_chart_selection_resolves_the_step() -> None:
@@ -178,12 +211,6 @@ def test_chart_selection_resolves_the_step() -> None:
             {"selection": {"points": [{"point_index": 1, "curve_number": 0}]}}, steps
         )
         == 2
-    )
-    assert (
-        charts.selected_step(
-            {"selection": {"points": [{"point_index": 0, "curve_number": 1}]}}, steps, (1,)
-        )
-        is None
     )
     assert charts.selected_step(None, steps) is None
 

@@ -143,3 +143,42 @@ def test_selecting_a_chart_point_moves_to_that_step(server: str, tab: Any) -> No
     indicator(tab, "Step 8 / 21")
     settle(tab)
     assert "step=8" in tab.url
+
+
+MARK_JS = """key => {
+  const box = document.querySelector('.st-key-' + key);
+  const mark = box && box.querySelector('.cai-mark');
+  return mark && mark.style.display !== 'none'
+    ? [mark.dataset.x, mark.getBoundingClientRect().left + 1] : null;
+}"""
+
+
+def test_a_chart_click_keeps_the_chart_and_moves_the_marker(server: str, tab: Any) -> None:
+    """The figures do not change with the step, so a click redraws no chart: the same
+    plot element stays, and the step's marker moves to the clicked bar."""
+    tab.goto(f"{server}/Timeline?step=3")
+    indicator(tab, "Step 3 / 21")
+    settle(tab)
+    tab.wait_for_function(f"() => ({MARK_JS})('chart_layers') !== null")
+    tab.evaluate(
+        "() => { document.querySelector('.st-key-chart_layers .js-plotly-plot').__kept = 1; }"
+    )
+    bars = tab.locator(".st-key-chart_layers g.point")
+    box = bars.nth(11).bounding_box()  # the tools bar of step 12
+    assert box is not None
+    tab.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    indicator(tab, "Step 12 / 21")
+    settle(tab)
+    tab.wait_for_function(f"() => ({MARK_JS})('chart_layers')?.[0] === '12'")
+    kept = tab.evaluate(
+        "() => document.querySelector('.st-key-chart_layers .js-plotly-plot').__kept === 1"
+    )
+    assert kept, "the chart was drawn again from nothing"
+    _, left = tab.evaluate(f"() => ({MARK_JS})('chart_layers')")
+    assert abs(left - (box["x"] + box["width"] / 2)) < 3  # on the clicked bar's centre
+    # the keys move it too, on every chart of the page
+    tab.locator('[data-testid="stCaptionContainer"]').first.click()
+    tab.keyboard.press("ArrowRight")
+    indicator(tab, "Step 13 / 21")
+    for key in ("chart_layers", "chart_cost", "chart_cache"):
+        tab.wait_for_function(f"() => ({MARK_JS})('{key}')?.[0] === '13'")
