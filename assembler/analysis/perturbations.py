@@ -162,14 +162,15 @@ def _tool_result_keys(ctx: Context) -> Context | None:
     frame = ctx.frame
     if frame is None or frame.tree is None:
         return None
-    return replace(
-        ctx,
-        frame=replace(
-            frame,
-            tree=_reorder_tree(frame.tree),
-            output_schema=_reorder(frame.output_schema),
-        ),
-    )
+    return replace(ctx, frame=replace(frame, tree=_reorder_tree(frame.tree)))
+
+
+def _output_schema_keys(ctx: Context) -> Context | None:
+    """This call's output schema with another key order."""
+    frame = ctx.frame
+    if frame is None or not frame.output_schema:
+        return None
+    return replace(ctx, frame=replace(frame, output_schema=_reorder(frame.output_schema)))
 
 
 def _schema_keys(ctx: Context) -> Context | None:
@@ -186,6 +187,7 @@ PERTURBATIONS: tuple[Perturbation, ...] = (
     Perturbation("midnight", "across midnight", True, False, "move after ③", _midnight),
     Perturbation("tool-result", "a tool result appended", True, True, "move after ④", _tool_result),
     Perturbation("result-keys", "key order of a tool result", True, True, "sort keys", _tool_result_keys),
+    Perturbation("output-keys", "key order of an output schema", True, True, "sort keys", _output_schema_keys),
     Perturbation("session-id", "new session id", False, False, "move after ③", _new_session),
     Perturbation("cwd", "another cwd", False, False, "move after ③", _other_cwd),
     Perturbation("tool-added", "a tool added", False, False, "keep tools first", _tool_added),

@@ -40,6 +40,14 @@ def test_seed_is_volatile_only_in_the_date_and_the_call_tree() -> None:
         assert date.cost.startswith("cost at rollover ≈ ")
 
 
+def test_the_output_schema_is_named_by_its_own_change_not_a_tool_result() -> None:
+    report = lint_session(load_session(str(SAMPLES / "coding_agent_midnight.yaml")))
+    schema = next(c for c in report.components if c.name == "output_schema")
+    assert "output-keys" in schema.changes and "result-keys" not in schema.changes
+    line = next(x for x in lint_lines(report) if x.startswith("output_schema "))
+    assert "key order of an output schema" in line and "tool result" not in line
+
+
 def test_a_clock_planted_in_environment_is_an_error_with_its_fix() -> None:
     registry = default_registry()
 
