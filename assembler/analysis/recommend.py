@@ -77,12 +77,17 @@ def _bill(
 
 def _groups(
     layout: Layout, session: Session
-) -> dict[tuple[Layer, Placement], list[tuple[int, str]]]:
+) -> tuple[dict[tuple[Layer, Placement], list[tuple[int, str]]], set[str]]:
+    """The components by layer and placement, and the names of L1's tail components
+    (the date), which stay last before the call tree."""
     registry = SessionAssembler(session, layout).registry
     groups: dict[tuple[Layer, Placement], list[tuple[int, str]]] = {}
+    tails: set[str] = set()
     for c in registry:
         groups.setdefault((c.layer, c.where), []).append((c.order, c.name))
-    return groups
+        if c.layer is Layer.L1 and c.where is Placement.SYSTEM and c.tail:
+            tails.add(c.name)
+    return groups, tails
 
 
 def _with_moves(layout: Layout, moves: dict[str, ComponentMove], name: str) -> Layout:
@@ -103,7 +108,7 @@ def arrangements(
 ) -> list[tuple[Layout, dict[str, ComponentMove]]]:
     """The current arrangement and the moves the design allows that could pay."""
     out: list[tuple[Layout, dict[str, ComponentMove]]] = [(layout, {})]
-    groups = _groups(layout, session)
+    groups, tails = _groups(layout, session)
     stable: dict[str, ComponentMove] = {}
     for (_, placement), members in groups.items():
         if placement is Placement.USER_MESSAGE:
@@ -116,16 +121,17 @@ def arrangements(
                     stable[n] = ComponentMove(order=order)
     if stable:
         out.append((_with_moves(layout, stable, layout.name), stable))
-    # a component that changes within the session, ahead of L1's project tail
+    # a component that changes within the session, moved to the tail of L1's project part:
+    # after its last block (so breakpoint ③ closes on it), before the date (reading 1)
     l1_system = groups.get((Layer.L1, Placement.SYSTEM), [])
-    tail = max((o for o, _ in l1_system), default=0)
+    tail = max((o for o, n in l1_system if n not in tails), default=0)
+    later = [o for o, n in l1_system if n in tails and o > tail]
+    room = min(later) - tail - 1 if later else None  # free orders before the date
     moved: dict[str, ComponentMove] = {}
-    for (layer, placement), members in groups.items():
-        if layer is Layer.L0 and placement is Placement.SYSTEM:
-            for _, n in members:
-                if facts.changed.get(n, 0):
-                    tail += 1
-                    moved[n] = ComponentMove(layer=Layer.L1, order=tail, placement=Placement.SYSTEM)
+    for _, n in groups.get((Layer.L0, Placement.SYSTEM), []):
+        if facts.changed.get(n, 0) and (room is None or len(moved) < room):
+            tail += 1
+            moved[n] = ComponentMove(layer=Layer.L1, order=tail, placement=Placement.SYSTEM)
     if moved:
         out.append((_with_moves(layout, moved, layout.name), moved))
     return out

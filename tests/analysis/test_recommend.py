@@ -17,10 +17,12 @@ from assembler.analysis.breakpoint_search import Trace, brute_force, evaluate, s
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, ComponentMove, builtin_layout
 from assembler.analysis.mixed_lifetimes import brute_force_mixed, search_mixed
+from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.recommend import recommend
 from assembler.analysis.recommend_trace import build_trace
 from assembler.cli.main import main
 from assembler.design.context import format_time
+from assembler.design.layers import Layer, Placement
 from assembler.sessions.generator import generate_session
 from assembler.sessions.loader import load_session, parse_session
 from assembler.sessions.model import Session
@@ -209,3 +211,17 @@ def test_mixed_lifetimes_search_finds_the_brute_force_optimum(provider: str) -> 
         # a uniform lifetime is one of the mixed choices: never cheaper
         for ttl in ("5m", "1h"):
             assert found.usd <= search(trace, ttl, 4).usd + 1e-12
+
+
+def test_a_volatile_component_moves_to_the_project_tail_before_the_date() -> None:
+    """Reading 1: the date stays last before the call tree; ③ closes on the moved component."""
+    session = load_session(str(SAMPLES / "coding_agent_midnight.yaml"))
+    r = recommend([session], builtin_layout("seed"))
+    assert r.recommended.components["memory_global"].layer is Layer.L1
+    registry = SessionAssembler(session, r.recommended).registry
+    l1 = sorted(
+        (c for c in registry if c.layer is Layer.L1 and c.where is Placement.SYSTEM),
+        key=lambda c: c.order,
+    )
+    assert [c.name for c in l1][-2:] == ["memory_global", "current_date"]
+    assert "after:memory_global" in r.recommended.breakpoints
