@@ -126,7 +126,7 @@ def body() -> None:
             if detail.open:
                 step_blocks.block_detail(a, s)
         with st.expander("The request as sent", icon=":material/data_object:"):
-            step_blocks.wire_view(sel.session, sel.layout.layout, s, a.provider, sel.ttl)
+            step_blocks.wire_view(sel.session, sel.layout.layout, s, a.provider, sel.ttl, sel.model)
     with right:
         by_name = {b.name: b for b in s.blocks}
         st.markdown("#### :material/account_tree: Call tree")

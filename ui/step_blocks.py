@@ -143,13 +143,13 @@ def block_detail(a: SessionAnalysis, s: StepAnalysis) -> None:
         st.code(block.text, language=None, wrap_lines=True)
 
 
-def wire_view(session: Session, layout: Any, s: StepAnalysis, provider: str, ttl: str | None) -> None:  # fmt: skip
+def wire_view(session: Session, layout: Any, s: StepAnalysis, provider: str, ttl: str | None, model: str | None = None) -> None:  # fmt: skip
     """The step's request as the provider receives it, on demand, viewable and downloadable."""
     fmt = wire_format(provider)
     show = st.toggle(f"Show the {fmt} request JSON", key="show_wire")
 
     def make() -> str:
-        return wire_json(session, layout, s.step, provider, ttl)
+        return wire_json(session, layout, s.step, provider, ttl, model)
 
     if show:
         st.code(make(), language="json", wrap_lines=True, height=360)

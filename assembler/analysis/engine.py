@@ -224,7 +224,8 @@ def _analyze(
     check_model(named if named in PROVIDER_IDS else first_provider, first_model)
     engine = _Engine(ttl)
     routes = _Routes(engine, store if store is not None else CacheStore())
-    assembler = SessionAssembler(session, layout)
+    # a what-if provider/model is what every step is assembled for, not only priced at
+    assembler = SessionAssembler(session, layout, provider=provider, model=model)
     exits = _exit_counts(session)
     # counted only for a progress report: a pass over every event
     n_steps = 0 if progress is None else sum(map(isinstance, session.events, repeat(LLMCall)))

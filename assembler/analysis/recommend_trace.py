@@ -73,7 +73,8 @@ def build_trace(
     starts: list[int] = []
     trees: list[int] = []
     for session in sessions:
-        assembler = SessionAssembler(session, bare)
+        # assembled for the provider and model it is billed at, as analyze does
+        assembler = SessionAssembler(session, bare, provider=provider, model=model)
         if not names:
             names = [c.name for c in assembler.registry if c.cacheable]
         builder = WireBuilder(())

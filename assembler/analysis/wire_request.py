@@ -15,19 +15,20 @@ def wire_format(provider: str) -> str:
     return "anthropic" if provider == "anthropic" else "openai"
 
 
-def wire_json(session: Session, layout: Layout, step: int, provider: str, ttl: str | None = None) -> str:  # fmt: skip
-    """The request of step ``step`` (1-based) in ``provider``'s wire format, indented JSON."""
-    assembler = SessionAssembler(session, layout)
+def wire_json(session: Session, layout: Layout, step: int, provider: str, ttl: str | None = None, model: str | None = None) -> str:  # fmt: skip
+    """The request of step ``step`` (1-based) in ``provider``'s wire format, indented JSON,
+    assembled for ``provider`` and ``model`` (the session's own when not given) as analysed."""
+    assembler = SessionAssembler(session, layout, provider=provider, model=model)
     for s in assembler.steps():
         if s.number != step:
             continue
         assembled = assembler.assemble(s)
-        model = s.context.profile.model
+        name = model or s.context.profile.model
         if wire_format(provider) == "anthropic":
             # a recorded request's writes live as its markers (or its bill) say, as analysed
             life = s.call.ttl or ttl or layout.ttl or "5m"
-            request = to_anthropic(assembled.wire, model, ttl=life)
+            request = to_anthropic(assembled.wire, name, ttl=life)
         else:
-            request = to_openai(assembled.wire, model, session.id)
+            request = to_openai(assembled.wire, name, session.id)
         return json.dumps(request, indent=2, ensure_ascii=False)
     raise ValueError(f"step {step}: the session has no such step")

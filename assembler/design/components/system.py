@@ -82,8 +82,25 @@ def _tool_enforcement(ctx: Context) -> str:
     )
 
 
+#: Names a session may give a provider whose guidance is another's: the platform serving
+#: it (Bedrock, Vertex) or the cache engine's name for it (gemini).
+GUIDANCE_FAMILY = {
+    "gemini": "google",
+    "google-gla": "google",
+    "google-vertex": "google",
+    "anthropic-bedrock": "anthropic",
+    "anthropic-vertex": "anthropic",
+}
+
+
+def guidance_provider(provider: str) -> str:
+    """The provider whose guidance a session naming ``provider`` gets."""
+    p = provider.lower()
+    return GUIDANCE_FAMILY.get(p, p)
+
+
 def _model_guidance(ctx: Context) -> str | None:
-    provider = ctx.profile.provider
+    provider = guidance_provider(ctx.profile.provider)
     extra = PROVIDER_GUIDANCE[provider]
     if extra is None:  # registered empty: native support (design §6)
         return None
@@ -155,7 +172,7 @@ def register_components(registry: Registry) -> None:
         "model_guidance",
         Layer.L0,
         4,
-        condition=lambda ctx: ctx.profile.provider in PROVIDER_GUIDANCE,
+        condition=lambda ctx: guidance_provider(ctx.profile.provider) in PROVIDER_GUIDANCE,
         condition_text="the provider has guidance registered (Anthropic: empty, native support)",
         template="[Execution guidance ({provider})]\n<tool_use>…</tool_use>\n<verify>…</verify>\n{provider_extra}",
     )(_model_guidance)
