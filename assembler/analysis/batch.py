@@ -390,14 +390,19 @@ def batch_json(r: BatchReport) -> dict[str, Any]:
     }
 
 
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
 def human_batch(r: BatchReport, top: int = 10) -> str:
     ratios = [s.hit_ratio for s in r.sessions]
     t = r.totals()
     d = distribution(ratios)
     rate = r.steps / r.seconds if r.seconds else 0.0
     lines = [
-        f"{int(t['sessions'])} sessions analysed, {int(t['failed'])} failed · "
-        f"{int(t['steps']):,} steps · {r.workers} workers · {r.seconds:.1f} s ({rate:,.0f} steps/s)",
+        f"{int(t['sessions'])} session{_s(int(t['sessions']))} analysed,"
+        f" {int(t['failed'])} failed · {int(t['steps']):,} step{_s(int(t['steps']))}"
+        f" · {r.workers} worker{_s(r.workers)} · {r.seconds:.1f} s ({rate:,.0f} steps/s)",
         "",
         f"tokens {int(t['tokens']):,} · read {int(t['read']):,} · write {int(t['write']):,}"
         f" · uncached {int(t['uncached']):,} · hit ratio {t['hit_ratio']:.1%}",
@@ -416,7 +421,7 @@ def human_batch(r: BatchReport, top: int = 10) -> str:
         lines += ["", "components that break the prefix most often:"]
         width = max(len(c) for c, _, _ in breakers[:top])
         lines += [
-            f"  {c:<{width}}  {n:>6,} misses  {lost:>12,} tokens lost"
+            f"  {c:<{width}}  {n:>6,} {'miss' if n == 1 else 'misses':<6}  {lost:>12,} tokens lost"
             for c, n, lost in breakers[:top]
         ]
     measured = sum(s.measured_steps for s in r.sessions)

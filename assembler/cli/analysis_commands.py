@@ -15,11 +15,14 @@ import csv
 import gc
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.layouts import TTLS, Layout, load_layout
-from assembler.errors import UsageError, provider_error
+from assembler.cli.checks import check_provider_model, provider_errors
+from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
@@ -150,18 +153,25 @@ def _fleet_wanted(args: argparse.Namespace) -> bool:
 
 def _write_outputs(args: argparse.Namespace, a: SessionAnalysis, session: Session) -> None:
     """``--parquet`` / ``--otlp`` for one session (the per-step table is printed as usual)."""
-    try:
-        if args.parquet:
-            _need("pyarrow", "--parquet")
-            from assembler.analysis.parquet_tables import write_session_tables
+    if args.parquet:
+        _need("pyarrow", "--parquet")
+        from assembler.analysis.parquet_tables import write_session_tables
 
+        with _writing(args.parquet, "--parquet"):
             write_session_tables(a, session, args.session, args.parquet)
-        if args.otlp:
-            from assembler.analysis.otlp_spans import otlp_line
+    if args.otlp:
+        from assembler.analysis.otlp_spans import otlp_line
 
+        with _writing(args.otlp, "--otlp"):
             Path(args.otlp).write_text(otlp_line(a, args.session), encoding="utf-8")
+
+
+@contextmanager
+def _writing(target: str, flag: str) -> Iterator[None]:
+    try:
+        yield
     except OSError as exc:
-        raise UsageError(f"cannot write: {exc}") from None
+        raise UsageError(f"{target}: {flag}: cannot write: {exc.strerror or exc}") from None
 
 
 def _need(module: str, flag: str) -> None:
@@ -180,8 +190,6 @@ def _run_fleet(args: argparse.Namespace, options: Options) -> BatchReport:
         _need("ray", "--engine ray")
     if args.parquet or "://" in args.session:
         _need("pyarrow", "--parquet" if args.parquet else args.session)
-    if args.address and args.engine != "ray":
-        raise UsageError("--address applies to --engine ray")
     try:
         report = run_fleet(
             sources(args.session),
@@ -208,6 +216,7 @@ def cmd_analyze_batch(args: argparse.Namespace) -> int:
         raise UsageError("--csv applies to one session; use --json for a folder or a glob")
     options = Options(layout=args.layout, provider=args.provider, model=args.model, ttl=args.ttl)
     load_layout(args.layout)  # a bad layout is one error, not one per session
+    check_provider_model(args.session, args.provider, args.model)
     if _fleet_wanted(args) or args.parquet or args.otlp:
         report = _run_fleet(args, options)
     else:
@@ -223,16 +232,15 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.json and args.csv:
         raise UsageError("--json and --csv cannot be combined")
     if args.workers is not None and args.workers < 1:
-        raise UsageError("--workers must be at least 1")
+        raise UsageError(
+            f"{args.session}: --workers: expected an integer ≥ 1, found {args.workers}"
+        )
+    if args.address and args.engine != "ray":  # else one session would ignore it
+        raise UsageError("--address applies to --engine ray")
     if is_batch_target(args.session) or _fleet_wanted(args):
         return cmd_analyze_batch(args)
-    from assembler.cache.pricing import PROVIDER_IDS, check_model
-    from assembler.cache.providers import normalize_provider
-
     layout = load_layout(args.layout)
-    if args.provider and args.model:  # the arguments are checked before the session is read
-        named = args.provider.lower()
-        check_model(named if named in PROVIDER_IDS else normalize_provider(named), args.model)
+    check_provider_model(args.session, args.provider, args.model)
     # One analysis, then exit: what the run makes lives until then or is freed by
     # reference counting (the session and its analysis hold no cycles), so the
     # collector stays off while it runs. Switched on after analyze(), its first
@@ -256,17 +264,8 @@ def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
     from assembler.analysis.report_json import write_analysis_json
 
     session = load_session(args.session)
-    try:
+    with provider_errors(session.source, args.provider, args.model):
         a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
-    except UsageError as exc:
-        raise UsageError(
-            provider_error(
-                session.source,
-                str(exc),
-                provider_given=bool(args.provider),
-                model_given=bool(args.model),
-            )
-        ) from None
     _write_outputs(args, a, session)
     if args.json:
         write_analysis_json(a, sys.stdout.write)  # one step at a time

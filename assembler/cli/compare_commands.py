@@ -24,6 +24,7 @@ from assembler.cli.analysis_commands import (
     session_files,
     table_lines,
 )
+from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
 
@@ -69,14 +70,10 @@ def exceeded(c: Comparison, max_drop: float, max_increase: float) -> bool:
 def _compare_one(args: argparse.Namespace, path: str) -> Comparison:
     from assembler.analysis.compare import compare
 
-    return compare(
-        load_session(path),
-        load_layout(args.base),
-        load_layout(args.head),
-        provider=args.provider,
-        model=args.model,
-        ttl=args.ttl,
-    )
+    session = load_session(path)
+    base, head = load_layout(args.base), load_layout(args.head)
+    with provider_errors(session.source, args.provider, args.model):
+        return compare(session, base, head, provider=args.provider, model=args.model, ttl=args.ttl)
 
 
 def _comparison_json(c: Comparison, args: argparse.Namespace, failed: bool) -> dict[str, Any]:
@@ -108,7 +105,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ("--max-cost-increase", args.max_cost_increase),
     ):
         if not math.isfinite(value) or value < 0:  # NaN compares false: it would pass every gate
-            raise UsageError(f"{flag}: expected a finite number ≥ 0, found {value}")
+            raise UsageError(f"{args.session}: {flag}: expected a finite number ≥ 0, found {value}")
+    check_provider_model(args.session, args.provider, args.model)
     if is_batch_target(args.session):
         return cmd_compare_many(args)
     start = time.perf_counter()
@@ -163,7 +161,8 @@ def cmd_compare_many(args: argparse.Namespace) -> int:
         print(json.dumps(outputs, indent=2, ensure_ascii=False))
     else:
         print(
-            f"{len(results)} sessions compared: {n_failed} past a threshold, "
+            f"{len(results)} session{'' if len(results) == 1 else 's'} compared:"
+            f" {n_failed} past a threshold, "
             f"{n_errors} could not be compared"
         )
     if n_errors:

@@ -11,6 +11,7 @@ from typing import Any
 
 from assembler.analysis.layouts import load_layout
 from assembler.analysis.pipeline import SessionAssembler
+from assembler.cli.checks import pick_step
 from assembler.design.components import default_registry
 from assembler.design.context import format_time
 from assembler.design.layers import Layer
@@ -19,7 +20,7 @@ from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import MAX_BYTES
-from assembler.sessions.replay import find_step, replay
+from assembler.sessions.replay import replay
 
 EXIT_BAD_INPUT = 2
 
@@ -77,11 +78,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
 def cmd_render(args: argparse.Namespace) -> int:
     session = load_session(args.session)
     assembler = SessionAssembler(session, load_layout(args.layout))
-    steps = list(assembler.steps())
-    try:
-        step = find_step(steps, args.step)
-    except ValueError as exc:
-        raise UsageError(f"--step: {exc}") from None
+    step = pick_step(session.source, list(assembler.steps()), args.step)
     assembled = assembler.assemble(step)
     profile = step.context.profile
     if args.wire == "anthropic":
@@ -112,7 +109,9 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
     for step in labelled:
         wire = assembler.assemble(step).wire
         rule = "=" * 78
-        print(f"{rule}\nstep {step.number} {step.label} · {' → '.join(step.call_path)}\n{rule}")
+        path = " → ".join(step.call_path)
+        head = f"step {step.number} {step.label}" + (f" · {path}" if path else "")
+        print(f"{rule}\n{head}\n{rule}")
         print(wire.text())
         print()
     return 0

@@ -50,7 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("render", help="print what the model receives at one step")
     p.add_argument("session")
-    p.add_argument("--step", required=True, help="1-based step number or a label such as ①")
+    p.add_argument(
+        "--step",
+        required=True,
+        help="1-based step number, or a step's label as `steps` lists it (e.g. walk-1)",
+    )
     p.add_argument("--layout", default="seed", help="built-in layout name or a layout file")
     p.add_argument(
         "--wire", choices=["anthropic", "openai"], help="print the provider request JSON"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.layouts import load_layout
 from assembler.cli.analysis_commands import is_batch_target
+from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
 
@@ -60,8 +61,10 @@ def cmd_recommend(args: argparse.Namespace) -> int:
 
     if args.sessions_per_month < 0:
         raise UsageError(
-            f"--sessions-per-month: expected an integer ≥ 0, found {args.sessions_per_month}"
+            f"{args.session}: --sessions-per-month: expected an integer ≥ 0,"
+            f" found {args.sessions_per_month}"
         )
+    check_provider_model(args.session, args.provider, args.model)
     if is_batch_target(args.session):
         try:
             paths = session_paths(args.session)
@@ -70,7 +73,9 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     else:
         paths = [Path(args.session)]
     sessions = [load_session(str(p)) for p in paths]
-    r = recommend(sessions, load_layout(args.layout), provider=args.provider, model=args.model)
+    layout = load_layout(args.layout)
+    with provider_errors(args.session, args.provider, args.model):
+        r = recommend(sessions, layout, provider=args.provider, model=args.model)
     if args.output:
         try:
             Path(args.output).write_text(layout_text(r.recommended), "utf-8")
