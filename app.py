@@ -57,7 +57,7 @@ def body() -> None:
     m = [*st.columns(3), *st.columns(3)]
     m[0].metric(f"Total {tok}", f"{s.tokens.get('total', 0):,}")
     m[1].metric(f"Cached (read) {tok}", f"{s.read:,}")
-    m[2].metric("Written to cache", f"{s.write:,}")
+    m[2].metric(f"Written to cache {tok}", f"{s.write:,}")
     m[3].metric("Hit ratio", f"{s.hit_ratio:.1%}")
     priced = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in s.price_context)
     m[4].metric(

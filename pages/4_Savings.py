@@ -85,7 +85,12 @@ def body() -> None:
         ("saved by caching", saved, _usd, True),
     ]
     if costs.billed is not None:
-        lines.append(("cost as billed (measured usage)", costs.billed, _usd, True))
+        # a bill only for the steps that carry measured usage: said, beside whole-session costs
+        steps = len(a.steps)
+        covered = (
+            "" if costs.billed_steps == steps else f", {costs.billed_steps:,} of {steps:,} steps"
+        )
+        lines.append((f"cost as billed (measured usage{covered})", costs.billed, _usd, True))
     breakdown = pd.DataFrame(
         [
             {
@@ -100,7 +105,9 @@ def body() -> None:
     st.dataframe(breakdown, hide_index=True, width="stretch")
     st.markdown("#### :material/list: Per step")
     rows = analysis_rows(a)
-    frame = pd.DataFrame(rows)
+    # a step without a measured figure is an empty cell: None, so a column of numbers stays
+    # numbers for the table (an empty string among them fails its conversion); the CSV is the same
+    frame = pd.DataFrame(rows).replace({"": None})
     st.dataframe(frame, hide_index=True, width="stretch", height=320)
     stem = f"{a.session}-{a.layout}-{a.model}".replace("/", "_")
     d1, d2, _ = st.columns([1, 1, 3])

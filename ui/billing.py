@@ -73,24 +73,25 @@ def strip(c: Costs) -> None:
     """Billed / simulated / without caching, for a session with measured usage."""
     if c.billed_steps == 0 or c.billed_steps < len(c.per_step_billed):
         return  # a bill covers an imported session, not a sample with one measured step
+    # whole-session figures: labelled so, beside a step's own cost on the step view
     cols = st.columns(3)
     total = len(c.per_step_billed)
-    label = "Billed (measured usage)"
-    if c.billed_steps < total:
-        label = f"Billed ({c.billed_steps:,} of {total:,} requests measured)"
+    label = "Billed, whole session"
     if c.billed is not None:
         cols[0].metric(
             label,
             money(c.billed),
-            help=f"What the provider reported for {c.billed_steps:,} of {total:,} requests, priced "
-            "per request at its own model, 5-minute and 1-hour writes apart.",
+            help=f"What the provider reported for all {total:,} requests, priced per request "
+            "at its own model, 5-minute and 1-hour writes apart.",
         )
     else:
         cols[0].metric(label, "—", help=c.note)
     cols[1].metric(
-        "Simulated", money(c.simulated), help="The cache simulator's cost of the session."
+        "Simulated, whole session",
+        money(c.simulated),
+        help="The cache simulator's cost of the session.",
     )
-    cols[2].metric("Without caching", money(c.without_cache))
+    cols[2].metric("Without caching, whole session", money(c.without_cache))
     if c.note:
         st.caption(c.note)
 

@@ -54,6 +54,13 @@ def _family(provider: str) -> str:
         return provider.lower()
 
 
+def runs_as_recorded(session: Session, provider: str | None, model: str | None) -> bool:
+    """Whether an analysis at ``provider``/``model`` is the session's own provider and model
+    (another name of the provider counts): only then is its measured usage a bill to show."""
+    same_provider = provider is None or _family(provider) == _family(session.profile.provider)
+    return same_provider and (model is None or model == session.profile.model)
+
+
 def on_model(profile: Profile, provider: str | None, model: str | None) -> Profile:
     """``profile`` as if the session ran on ``provider``/``model``: what the model-guidance
     and bindings components read (design §4, L0 4: guidance depends on the provider)."""

@@ -53,8 +53,10 @@ def money(x: float) -> str:
     return f"${x:.4f}"
 
 
-def human_analysis(a: SessionAnalysis) -> str:
-    """A readable table, the totals and one sentence per miss."""
+def human_analysis(a: SessionAnalysis, recorded: bool = True) -> str:
+    """A readable table, the totals and one sentence per miss; ``recorded``: analysed at the
+    session's own provider and model, so its measured usage is a bill to show and to check
+    the simulation against."""
     from assembler.analysis.agreement import agreement, agreement_lines
     from assembler.analysis.billing import session_costs
     from assembler.analysis.diagnostics import diagnostic_lines
@@ -111,7 +113,12 @@ def human_analysis(a: SessionAnalysis) -> str:
         *priced_as_lines(a.steps),
     ]
     costs = session_costs(a)
-    if costs.billed is not None:
+    if costs.billed is not None and not recorded:
+        # the usage was billed at the recorded provider and model: no bill at another's
+        lines.append(
+            "billed: shown at the recorded provider and model (without --provider/--model)"
+        )
+    elif costs.billed is not None:
         lines.append(
             f"billed: {money(costs.billed)} for the {costs.billed_steps}"
             f" step{'' if costs.billed_steps == 1 else 's'} with usage"
@@ -122,7 +129,7 @@ def human_analysis(a: SessionAnalysis) -> str:
         lines += ["", "misses:"]
         lines += [f"  step {s.step}: {s.miss.sentence}" for s in misses if s.miss is not None]
     lines += diagnostic_lines(a.steps)
-    checks = compare_measured(a)
+    checks = compare_measured(a) if recorded else []
     if checks:
         lines += ["", *agreement_lines(agreement(checks))]
         lines += [f"  {c.sentence}" for c in checks if c.reason is not None]
@@ -277,7 +284,9 @@ def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
         writer.writeheader()
         writer.writerows(analysis_rows(a))
     else:
-        print(human_analysis(a))
+        from assembler.analysis.pipeline import runs_as_recorded
+
+        print(human_analysis(a, runs_as_recorded(session, args.provider, args.model)))
 
 
 def register(sub: Any) -> None:

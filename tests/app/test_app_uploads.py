@@ -56,16 +56,16 @@ def test_a_claude_code_transcript_with_a_subagent_is_imported_and_summarised() -
 
 def test_billed_simulated_and_no_cache_cost_on_every_page() -> None:
     at = _upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
-    billed = _metric(at, "Billed (measured usage)")
+    billed = _metric(at, "Billed, whole session")
     assert billed.startswith("$")
     for path in ("pages/1_Timeline.py", "pages/3_Registry.py", "pages/4_Savings.py"):
         at.switch_page(path).run()
         assert not at.exception and not at.error, path
-        assert _metric(at, "Billed (measured usage)") == billed, path
-        assert _metric(at, "Simulated").startswith("$"), path
-        assert _metric(at, "Without caching").startswith("$"), path
+        assert _metric(at, "Billed, whole session") == billed, path
+        assert _metric(at, "Simulated, whole session").startswith("$"), path
+        assert _metric(at, "Without caching, whole session").startswith("$"), path
     at.switch_page("pages/2_Compare_layouts.py").run()
-    assert _metric(at, "Billed (measured usage)") == billed
+    assert _metric(at, "Billed, whole session") == billed
 
 
 def test_the_billed_cost_is_the_measured_usage_priced() -> None:
@@ -93,7 +93,7 @@ def test_the_billed_cost_is_the_measured_usage_priced() -> None:
     c = compute(a, recorded_provider=True)
     assert c.billed is not None and abs(c.billed - expected) < 1e-9
     at = _upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
-    assert _metric(at, "Billed (measured usage)") == money(expected)
+    assert _metric(at, "Billed, whole session") == money(expected)
 
 
 def test_measured_beside_simulated_per_step() -> None:

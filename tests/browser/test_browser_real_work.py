@@ -91,7 +91,7 @@ def test_a_raw_transcript_upload_is_imported_and_survives_a_reload(server: str, 
         tab.get_by_text("Claude Code transcript, 12 requests", exact=False).first
     ).to_be_visible()
     tab.get_by_role("link", name="Timeline").click()
-    expect(tab.get_by_text("Billed (measured usage)")).to_be_visible()
+    expect(tab.get_by_text("Billed, whole session")).to_be_visible()
     expect(
         tab.get_by_text("Claude Code transcript, 12 requests", exact=False).first
     ).to_be_visible()

@@ -143,3 +143,19 @@ def test_an_in_process_analyze_leaves_nothing_frozen_and_the_collector_on(
     assert main(["analyze", SAMPLE]) == 0
     capsys.readouterr()
     assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+def test_a_bill_is_shown_only_at_the_recorded_provider_and_model() -> None:
+    """The recorded usage was billed by the recorded provider: at another provider's prices
+    there is no bill, and no check of another provider's simulation against it."""
+    session = str(Path(SAMPLE).with_name("coding_agent_midnight.yaml"))
+    own = run("analyze", session)
+    assert own.returncode == 0
+    assert "billed: $" in own.stdout and "simulated vs measured" in own.stdout
+    other = run("analyze", session, "--provider", "openai", "--model", "gpt-5")
+    assert other.returncode == 0
+    assert "billed: $" not in other.stdout and "simulated vs measured" not in other.stdout
+    assert "billed: shown at the recorded provider and model" in other.stdout
+    # another name of the recorded provider is still the recorded provider
+    same = run("analyze", session, "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+    assert "billed: $" in same.stdout
