@@ -53,6 +53,8 @@ def body() -> None:
     )
     billing.show(sel, a)
     st.subheader(f"Step {n} / {total}", anchor=False)
+    if total > 1:
+        step.controls(n, total)  # what each component did, step by step
     registry = sel.layout.layout.apply(default_registry())
     rows = []
     for c in registry:

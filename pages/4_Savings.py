@@ -108,7 +108,8 @@ def body() -> None:
     # a step without a measured figure is an empty cell: None, so a column of numbers stays
     # numbers for the table (an empty string among them fails its conversion); the CSV is the same
     frame = pd.DataFrame(rows).replace({"": None})
-    st.dataframe(frame, hide_index=True, width="stretch", height=320)
+    # as tall as its rows (a header and 35 px a row), at most 320 px: no empty grid under a few steps
+    st.dataframe(frame, hide_index=True, width="stretch", height=min(320, 38 + 35 * len(frame)))
     stem = f"{a.session}-{a.layout}-{a.model}".replace("/", "_")
     d1, d2, _ = st.columns([1, 1, 3])
     d1.download_button(
