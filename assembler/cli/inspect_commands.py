@@ -11,7 +11,7 @@ from typing import Any
 
 from assembler.analysis.layouts import load_layout
 from assembler.analysis.pipeline import SessionAssembler
-from assembler.cli.checks import pick_step
+from assembler.cli.checks import check_provider_model, pick_step
 from assembler.design.components import default_registry
 from assembler.design.context import format_time
 from assembler.design.layers import Layer
@@ -76,19 +76,23 @@ def cmd_steps(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    check_provider_model(args.session, args.provider, args.model)
     session = load_session(args.session)
-    assembler = SessionAssembler(session, load_layout(args.layout))
+    # a what-if provider/model is assembled for, as analyze does (its guidance, the bindings)
+    assembler = SessionAssembler(
+        session, load_layout(args.layout), provider=args.provider, model=args.model
+    )
     step = pick_step(session.source, list(assembler.steps()), args.step)
     assembled = assembler.assemble(step)
-    profile = step.context.profile
+    model = args.model or step.context.profile.model
     if args.wire == "anthropic":
-        request = to_anthropic(assembled.wire, profile.model, ttl=assembler.layout.ttl or "5m")
+        # a recorded request's writes live as its markers (or its bill) say, as analysed
+        life = step.call.ttl or assembler.layout.ttl or "5m"
+        request = to_anthropic(assembled.wire, model, ttl=life)
         print(json.dumps(request, indent=2, ensure_ascii=False))
     elif args.wire == "openai":
         print(
-            json.dumps(
-                to_openai(assembled.wire, profile.model, session.id), indent=2, ensure_ascii=False
-            )
+            json.dumps(to_openai(assembled.wire, model, session.id), indent=2, ensure_ascii=False)
         )
     else:
         print(assembled.wire.text())

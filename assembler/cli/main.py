@@ -57,8 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--layout", default="seed", help="built-in layout name or a layout file")
     p.add_argument(
-        "--wire", choices=["anthropic", "openai"], help="print the provider request JSON"
+        "--wire",
+        choices=["anthropic", "openai"],
+        help="print the request JSON in that API's format (the content as assembled for the "
+        "session's provider and model, or for --provider/--model)",
     )
+    p.add_argument("--provider", help="assemble for another provider (a what-if, as in analyze)")
+    p.add_argument("--model", help="assemble for another model (a what-if, as in analyze)")
     p.set_defaults(run=cmd_render)
 
     p = sub.add_parser("walkthrough", help="print the context at every labelled step")

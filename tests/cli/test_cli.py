@@ -159,3 +159,18 @@ def test_a_bill_is_shown_only_at_the_recorded_provider_and_model() -> None:
     # another name of the recorded provider is still the recorded provider
     same = run("analyze", session, "--provider", "anthropic", "--model", "claude-sonnet-4-5")
     assert "billed: $" in same.stdout
+
+
+def test_render_assembles_for_a_what_if_model_like_analyze() -> None:
+    plain = json.loads(run("render", SAMPLE, "--step", "walk-1", "--wire", "openai").stdout)
+    assert plain["model"] == "claude-sonnet-4-5"  # the format alone changes no content
+    assert "Execution guidance (openai)" not in json.dumps(plain)
+    out = run(
+        "render", SAMPLE, "--step", "walk-1", "--wire", "openai", "--provider", "openai",
+        "--model", "gpt-5",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    request = json.loads(out.stdout)
+    assert request["model"] == "gpt-5"
+    assert "[Execution guidance (openai)]" in json.dumps(request)
+    assert "model=openai:gpt-5" in json.dumps(request)
