@@ -14,7 +14,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -221,14 +221,19 @@ def _comparisons() -> ByteBudget:
 def parse_session_bytes(raw: bytes, source: str, key: str | None = None) -> tuple[str, Session]:
     """(content key, Session); raises SessionError with a one-line message.
 
-    ``key`` is the sha256 of ``raw`` when the caller already knows it.
+    ``key`` is the sha256 of ``raw`` when the caller already knows it. The parsed session
+    is shared by content across browser sessions, but its ``source`` (the name its
+    messages give) is always the caller's: one user's file name never reaches another.
     """
     key = key or digest(raw)
     store = _sessions()
     owner = visitor()
     hit = store.get(key, owner)
     if hit is not None:
-        return key, hit[0]
+        session: Session = hit[0]
+        if session.source != source:
+            session = replace(session, source=source)  # shallow: the events are shared
+        return key, session
     session = parse_bytes(raw, source)
     store.put(key, (session, len(raw)), len(raw), owner)
     return key, session

@@ -1,22 +1,24 @@
 """The session upload: files in, recognised and imported, kept for the browser session.
 
 An accepted upload is kept twice: in ``st.session_state`` (page switches) and in
-a small server-wide store keyed by the content hash of the session it became,
-so ``?session=upload:<hash>`` brings it back after a reload or in another tab of
-the same server.
+a small server-wide store keyed by its link, ``upload:<content hash>-<token>``
+(the token random per upload), which brings it back after a reload or in another
+tab of the same server.
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import streamlit as st
 
 from assembler.analysis.uploads import UploadError, read_upload
-from assembler.sessions.model import SessionError
+from assembler.sessions.model import Session, SessionError
+from assembler.sessions.replay import iter_steps
 from ui import data
 from ui.html import literal
 
@@ -24,8 +26,9 @@ PREFIX = "upload:"
 #: Uploads the server keeps for deep links, least recently used dropped first: at most
 #: this many, and at most ``data.CACHE_FILE_BYTES`` of them together (the newest always).
 MAX_KEPT = 16
-#: Characters of the content hash in a link.
+#: Characters of the content hash in a link, and random bytes of the upload's own token.
 LINK_HASH = 16
+LINK_TOKEN_BYTES = 8
 STATE = "uploaded_session"
 
 
@@ -36,10 +39,14 @@ class Kept:
     key: str  # sha256 of raw
     summary: str
     warnings: tuple[str, ...] = ()
+    #: Random, per upload: the link names this upload, not its content, so a second
+    #: upload of the same bytes under another name does not rename the first one's
+    #: link, and nobody who merely has the bytes can compute a link to someone's upload.
+    token: str = field(default_factory=lambda: secrets.token_hex(LINK_TOKEN_BYTES))
 
     @property
     def link(self) -> str:
-        return PREFIX + self.key[:LINK_HASH]
+        return f"{PREFIX}{self.key[:LINK_HASH]}-{self.token}"
 
 
 @st.cache_resource(show_spinner=False)
@@ -47,16 +54,25 @@ def _store() -> dict[str, Any]:
     return {"items": OrderedDict(), "lock": threading.Lock()}
 
 
-def _keep(kept: Kept) -> None:
+def _keep(kept: Kept) -> Kept:
+    """Keep ``kept`` for its link; the same content uploaded twice shares its bytes."""
     store = _store()
     items: OrderedDict[str, Kept] = store["items"]
     with store["lock"]:
+        twin = next((k for k in items.values() if k.key == kept.key), None)
+        if twin is not None:
+            kept = replace(kept, raw=twin.raw)
         items[kept.link] = kept
         items.move_to_end(kept.link)
         while len(items) > 1 and (
-            len(items) > MAX_KEPT or sum(len(k.raw) for k in items.values()) > data.CACHE_FILE_BYTES
+            len(items) > MAX_KEPT or _kept_bytes(items) > data.CACHE_FILE_BYTES
         ):
             items.popitem(last=False)
+    return kept
+
+
+def _kept_bytes(items: OrderedDict[str, Kept]) -> int:
+    return sum(len(raw) for raw in {k.key: k.raw for k in items.values()}.values())
 
 
 def restore(link: str) -> bool:
@@ -133,12 +149,13 @@ def _read(files: list[Any], errors: list[str]) -> None:
         return
     try:
         upload = read_upload([(f.name, f.getvalue()) for f in files])
-        key, _ = data.parse_session_bytes(upload.raw, upload.name)
+        key, session = data.parse_session_bytes(upload.raw, upload.name)
+        _check_replay(session)
     except (UploadError, SessionError) as exc:
+        # Refused: the kept upload, if any, stays the current one.
         errors.append(str(exc))
         return
-    kept = Kept(upload.name, upload.raw, key, upload.summary, upload.warnings)
-    _keep(kept)
+    kept = _keep(Kept(upload.name, upload.raw, key, upload.summary, upload.warnings))
     st.session_state[STATE] = kept
     st.toast(literal(f"{upload.name}: {upload.summary}"), icon=":material/upload_file:")
     # Kept now: an empty uploader in its place. Streamlit copies a widget's value on every
@@ -147,6 +164,15 @@ def _read(files: list[Any], errors: list[str]) -> None:
     _release(files)
     st.session_state[ACCEPTED] = int(st.session_state.get(ACCEPTED, 0)) + 1
     st.rerun()
+
+
+def _check_replay(session: Session) -> None:
+    """Replay the session once, so a file the pages cannot show (no LLM call, events out
+    of order, an exit without its enter) is refused here rather than kept and failing on
+    every page; raises SessionError naming the file and the event."""
+    with st.spinner("Checking the session…"):
+        for _ in iter_steps(session):
+            pass
 
 
 def _release(files: list[Any]) -> None:

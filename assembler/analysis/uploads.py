@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -20,7 +21,6 @@ from typing import Any
 from assembler.analysis.importing import import_session
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.importers.records import MAX_BYTES as RECORDS_MAX_BYTES
-from assembler.sessions.model import FORMAT
 
 SESSION = "session"
 CLAUDE_CODE = "claude-code"
@@ -73,13 +73,59 @@ def _records(raw: bytes) -> list[dict[str, Any]]:
     return out
 
 
+#: The top-level keys of a session document; any of them at the start of a line (a
+#: top-level key of a YAML mapping) makes the file a session, valid or not, so that the
+#: session loader, not the recogniser, names what is wrong in it.
+SESSION_KEYS = ("format", "session", "events")
+_YAML_SESSION_KEY = re.compile(
+    rb"""^["']?(?:format|session|events)["']?[ \t]*:(?:[ \t\r]|$)""", re.MULTILINE
+)
+_BOM = "\ufeff".encode()
+
+
+def _first_content(raw: bytes) -> bytes:
+    """The first line that is not blank, a comment, a directive or a document marker.
+
+    Read line by line from the start, so a large transcript is not split whole.
+    """
+    start = len(_BOM) if raw.startswith(_BOM) else 0
+    while start < len(raw):
+        end = raw.find(b"\n", start)
+        end = len(raw) if end < 0 else end
+        line = raw[start:end].strip()
+        start = end + 1
+        if line[:3] in (b"---", b"...") and line[3:4] in (b"", b" ", b"\t"):
+            line = line[3:].strip()  # a document marker, perhaps with content after it
+        if line and not line.startswith((b"#", b"%")):
+            return line
+    return b""
+
+
+def _is_session_record(record: dict[str, Any]) -> bool:
+    return any(key in record for key in SESSION_KEYS)
+
+
+def _one_json_document(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def recognise(name: str, raw: bytes) -> str | None:
-    """The kind of one file, or None when it is none of the accepted formats."""
-    head = raw[:4096].decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
-    if FORMAT in head[:400] and ("format" in head[:400]):
-        return SESSION
+    """The kind of one file, or None when it is none of the accepted formats.
+
+    A session file is recognised by its top-level keys wherever they start, whatever
+    comments come before them; a transcript by the keys its tool writes on every record.
+    """
+    first = _first_content(raw)
+    if not first:
+        return None
+    if not first.startswith((b"{", b"[")):
+        return SESSION if _YAML_SESSION_KEY.search(raw) else None
     records = _records(raw)
-    if any(r.get("format") == FORMAT for r in records[:1]):
+    if records[:1] and "format" in records[0]:
         return SESSION
     if any(r.get("type") in CODEX_TYPES and isinstance(r.get("payload"), dict) for r in records):
         return CODEX
@@ -87,7 +133,30 @@ def recognise(name: str, raw: bytes) -> str | None:
         return CLAUDE_CODE
     if any(isinstance(r.get("request"), dict) for r in records):
         return REQUESTS
+    if records[:1] and _is_session_record(records[0]):
+        return SESSION
+    if not records and first.startswith(b"{"):
+        # One JSON document over several lines, as a pretty-printed session is.
+        document = _one_json_document(raw)
+        if document is not None and _is_session_record(document):
+            return SESSION
     return None
+
+
+def _unreadable(name: str, raw: bytes) -> str:
+    """Why an unrecognised file was refused, in one line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"{name}: not UTF-8 text (byte {exc.start}); expected {ACCEPTED}"
+    if not text.removeprefix("\ufeff").strip():
+        return f"{name}: the file is empty; expected {ACCEPTED}"
+    if not _first_content(raw):
+        return f"{name}: the file holds only comments; expected {ACCEPTED}"
+    return (
+        f"{name}: not a format the inspector reads; it accepts {ACCEPTED}. "
+        f"To convert another file first: {CLI_HINT}"
+    )
 
 
 #: What the files of one zip may unpack to, all together: a transcript's own limit.
@@ -165,12 +234,9 @@ def read_upload(files: list[tuple[str, bytes]]) -> Upload:
     if not flat:
         raise UploadError("no file in the upload; expected " + ACCEPTED)
     kinds = [(name, raw, recognise(name, raw)) for name, raw in flat]
-    unknown = [name for name, _, kind in kinds if kind is None]
+    unknown = [(name, raw) for name, raw, kind in kinds if kind is None]
     if unknown:
-        raise UploadError(
-            f"{unknown[0]}: not a format the inspector reads; it accepts {ACCEPTED}. "
-            f"To convert another file first: {CLI_HINT}"
-        )
+        raise UploadError(_unreadable(*unknown[0]))
     mains = [(n, r, k) for n, r, k in kinds if not (k == CLAUDE_CODE and _is_subagent(n))]
     subs = [(n, r) for n, r, k in kinds if k == CLAUDE_CODE and _is_subagent(n)]
     if len(mains) != 1:

@@ -7,6 +7,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assembler.analysis import uploads
 from assembler.analysis.uploads import (
@@ -19,6 +21,7 @@ from assembler.analysis.uploads import (
     recognise,
 )
 from assembler.sessions.loader import parse_bytes
+from assembler.sessions.model import SessionError
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures"
@@ -108,3 +111,93 @@ def test_a_zip_that_unpacks_past_the_limit_is_refused_before_it_is_read_whole(
     monkeypatch.setattr(uploads, "MAX_UNZIPPED", 8 * 1024 * 1024)
     with pytest.raises(UploadError, match=r"bomb\.zip: its files unpack to more than 8,388,608"):
         uploads.read_upload([("bomb.zip", raw)])
+
+
+# --- recognition by the top-level keys, whatever comes before them --------------------
+
+SAMPLES = ROOT / "sample_sessions"
+COMMENTED = ("coding_agent_midnight.yaml", "review_agent_paths.yaml")
+
+
+@pytest.mark.parametrize("name", COMMENTED)
+def test_a_sample_that_opens_with_comments_is_a_session(name: str) -> None:
+    raw = (SAMPLES / name).read_bytes()
+    assert raw.startswith(b"#") and raw.index(b"format:") > 400  # the case that was refused
+    assert recognise("upload.bin", raw) == SESSION
+    up = read_upload([(name, raw)])
+    assert (up.kind, up.raw) == (SESSION, raw)
+
+
+_comment = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=200
+).map(lambda s: "#" + s)
+_prefix_line = st.one_of(_comment, st.just(""), st.just("---"), st.just("%YAML 1.2"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(prefix=st.lists(_prefix_line, max_size=60), bom=st.booleans(), crlf=st.booleans())
+def test_any_leading_comments_blanks_and_markers_keep_a_session_a_session(
+    prefix: list[str], bom: bool, crlf: bool
+) -> None:
+    body = (SAMPLES / "research_agent.yaml").read_text("utf-8")
+    eol = "\r\n" if crlf else "\n"
+    # a long comment first: the format line lies past any fixed window of the old sniffing
+    text = eol.join(["# " + "x" * 4100, *prefix, *body.splitlines()]) + eol
+    raw = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
+    assert recognise("upload.yaml", raw) == SESSION
+
+
+def test_a_near_session_reaches_the_loader_which_names_the_field() -> None:
+    text = (SAMPLES / "coding_agent_midnight.yaml").read_text("utf-8")
+    bad = text.replace("  provider: anthropic\n", "  provider: 42\n", 1)
+    assert bad != text
+    up = read_upload([("p42.yaml", bad.encode())])
+    assert up.kind == SESSION
+    with pytest.raises(
+        SessionError, match=r"session\.provider: expected a string, found the integer 42"
+    ):
+        parse_bytes(up.raw, up.name)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"# a comment\nformat: context-session/2\nsession: {}\nevents: []\n",  # wrong version
+        b"events: []\n",  # no format at all
+        b'{"session": {"id": "x"}}\n{"type": "llm"}\n',  # a JSON Lines header without format
+        b'{\n  "format": "context-session/1",\n  "session": {},\n  "events": []\n}\n',  # pretty JSON
+    ],
+)
+def test_near_sessions_are_sessions(raw: bytes) -> None:
+    assert recognise("x", raw) == SESSION
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"name: seed\ndescription: a layout\ncomponents: []\n",  # another YAML document
+        b"- format: context-session/1\n",  # a list, not a mapping
+        b"notes:\n  format: context-session/1\n",  # the key nested, not top-level
+        b'{"hello": 1}\n',
+    ],
+)
+def test_other_documents_are_not_sessions(raw: bytes) -> None:
+    assert recognise("x", raw) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"", r"^empty\.yaml: the file is empty; expected a session file"),
+        (b"\xef\xbb\xbf \n\n", r"^empty\.yaml: the file is empty; expected a session file"),
+        (b"# nothing but\n# comments\n", r"^empty\.yaml: the file holds only comments; expected"),
+        (
+            b"\xff\xfe\x00b\x00a\x00d",
+            r"^empty\.yaml: not UTF-8 text \(byte 0\); expected a session",
+        ),
+    ],
+)
+def test_empty_and_unreadable_files_say_so_in_one_line(raw: bytes, message: str) -> None:
+    with pytest.raises(UploadError, match=message) as err:
+        read_upload([("empty.yaml", raw)])
+    assert "\n" not in str(err.value)

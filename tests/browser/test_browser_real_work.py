@@ -97,6 +97,31 @@ def test_a_raw_transcript_upload_is_imported_and_survives_a_reload(server: str, 
     ).to_be_visible()
 
 
+def test_a_sample_that_opens_with_comments_uploads_and_shows_its_first_step(
+    server: str, tab: Any
+) -> None:
+    sample = ROOT / "sample_sessions" / "coding_agent_midnight.yaml"
+    assert sample.read_bytes().index(b"format:") > 400  # past the old sniffing window
+    tab.goto(f"{server}/?session=research_agent")
+    indicator(tab, "Step 1 / 21")
+    settle(tab)
+    tab.locator(".st-key-w_sel_session input").click()
+    tab.get_by_role("option", name="Upload a file…").click()
+    chooser = tab.locator(".st-key-upload_session input[type=file]")
+    chooser.wait_for(state="attached")
+    chooser.set_input_files(
+        files=[
+            {"name": sample.name, "mimeType": "application/x-yaml", "buffer": sample.read_bytes()}
+        ]
+    )
+    indicator(tab, "Step 1 / 28")
+    settle(tab)
+    expect(tab.get_by_text("session file", exact=False).first).to_be_visible()
+    expect(tab.get_by_text("not a format the inspector reads", exact=False)).to_have_count(0)
+    assert "session=upload%3A" in tab.url or "session=upload:" in tab.url
+    tab.screenshot(path=str(ARTIFACTS / "upload-commented-sample.png"))
+
+
 def test_everything_important_is_whole_at_1000_px(server: str, tab: Any) -> None:
     tab.set_viewport_size({"width": 1000, "height": 800})
     tab.goto(f"{server}/?step=5&session=research_agent&layout=seed")
