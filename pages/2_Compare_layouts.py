@@ -10,8 +10,9 @@ from assembler.analysis import compare_steps
 from assembler.analysis.layout_text import full_layout_text
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
 from assembler.analysis.results import SessionAnalysis
+from assembler.limits import clip, one_line
 from ui import billing, charts, data, layout_store, page, step
-from ui.html import md
+from ui.html import literal, md
 from ui.sidebar import Selection, error, sidebar
 
 UPLOAD = "Upload a file…"
@@ -21,10 +22,7 @@ EDIT = "Edit in the page…"
 def _side(title: str, prefix: str, default: str) -> data.LayoutChoice | None:
     """A layout picker: built-in, uploaded, or edited in a text area."""
     options = [*BUILTIN_LAYOUTS, UPLOAD, EDIT]
-    qp = st.query_params.get(prefix)
-    if qp in BUILTIN_LAYOUTS and st.session_state.get(f"_qp_{prefix}") != qp:
-        st.session_state[f"{prefix}_choice"] = qp
-        st.session_state[f"_qp_{prefix}"] = qp
+    _from_url(prefix, default)
     st.session_state.setdefault(f"{prefix}_choice", default)
     choice = st.selectbox(title, options, key=f"{prefix}_choice")
     try:
@@ -53,13 +51,49 @@ def _side(title: str, prefix: str, default: str) -> data.LayoutChoice | None:
                 "then the breakpoints and the lifetime. Move a component by editing its layer "
                 "or order; the comparison reruns when you leave the field (Ctrl+Enter).",
             )
-            return layout_store.keep(text, f"{prefix} (edited)")
+            return layout_store.keep(text, f"edited {prefix} layout")
         return data.layout_choice(choice)
     except LayoutError as exc:
         error(str(exc))
     except UnicodeDecodeError as exc:
         st.error(f"the layout file is not UTF-8 text (byte {exc.start})", icon=":material/error:")
     return None
+
+
+def _from_url(prefix: str, default: str) -> None:
+    """The URL's ``base``/``head`` when it changed: a built-in name, or ``text:<hash>`` of a
+    layout this server keeps (brought back as edited text); anything else is named in a warning."""
+    qp = st.query_params.get(prefix)
+    if qp is None or st.session_state.get(f"_qp_{prefix}") == qp:
+        return
+    st.session_state[f"_qp_{prefix}"] = qp
+    if qp in BUILTIN_LAYOUTS:
+        st.session_state[f"{prefix}_choice"] = qp
+    elif (kept := layout_store.find(qp)) is not None:
+        st.session_state[f"{prefix}_choice"] = EDIT
+        st.session_state[f"{prefix}_start"] = "seed"
+        st.session_state[f"{prefix}_text_seed"] = kept[1]
+    else:
+        shown = st.session_state.get(f"{prefix}_choice", default)
+        expected = (
+            "a layout this server keeps (upload it again)"
+            if qp.startswith(layout_store.PREFIX)
+            else f"a built-in layout ({', '.join(BUILTIN_LAYOUTS)})"
+        )
+        st.warning(
+            f"The link's {literal(one_line(f'{prefix}={clip(qp)}'))} is not {md(expected)}: "
+            f"showing {md(shown)}.",
+            icon=":material/link_off:",
+        )
+
+
+def _name(choice: data.LayoutChoice, prefix: str) -> str:
+    """A layout's name in a link label: built-in, the uploaded file's, or the edited one's."""
+    if choice.key in BUILTIN_LAYOUTS:
+        return choice.key
+    if st.session_state.get(f"{prefix}_choice") == EDIT:
+        return f"{choice.layout.name}, edited here"
+    return choice.label
 
 
 def _chart(
@@ -113,10 +147,9 @@ def body() -> None:
     if base is None or head is None:
         return
     params = {**sel.query()}
-    if base.key in BUILTIN_LAYOUTS:
-        params["base"] = base.key
-    if head.key in BUILTIN_LAYOUTS:
-        params["head"] = head.key
+    for side, choice in (("base", base), ("head", head)):
+        if choice.key in BUILTIN_LAYOUTS or layout_store.find(layout_store.link(choice)):
+            params[side] = layout_store.link(choice)
     step.write_query(None, params)
     for side in ("base", "head"):
         st.session_state[f"_qp_{side}"] = params.get(side)
@@ -147,7 +180,7 @@ def body() -> None:
         for side, choice in (("base", base), ("head", head)):
             st.page_link(
                 "app.py",
-                label=f"Open step {first.step} under the {side} layout ({choice.label})",
+                label=f"Open step {first.step} under the {side} layout ({_name(choice, side)})",
                 icon=":material/stacks:",
                 query_params={
                     "step": str(first.step),

@@ -10,9 +10,15 @@ import streamlit as st
 
 from assembler.analysis.results import SessionAnalysis
 from assembler.analysis.walkthrough import LIFETIMES, POINTS, SESSION, date_lines, learn_points
-from ui import data, page
+from ui import data, page, sidebar
+
+#: The Learn text is about the recorded prices and each layout's own lifetime: its links say so,
+#: whatever the sidebar holds.
+AS_WRITTEN = {"provider": sidebar.RECORDED_QUERY, "ttl": sidebar.LAYOUT_QUERY}
 
 MIDNIGHT = "coding_agent_midnight"
+#: The label of the midnight session's first call after midnight (as date_lines reads it).
+AFTER_MIDNIGHT = "after-midnight"
 
 
 def _analyses(name: str, lifetimes: tuple[tuple[str, str], ...]) -> dict[str, SessionAnalysis]:
@@ -24,6 +30,8 @@ def _analyses(name: str, lifetimes: tuple[tuple[str, str], ...]) -> dict[str, Se
 
 
 def body() -> None:
+    # No sidebar here, but the choice made on the other pages stays in the URL.
+    sidebar.keep_in_url()
     st.title(":material/school: Learn the design", anchor=False)
     st.markdown(
         "Four points of the bundled research session walk through the design: three layers "
@@ -46,29 +54,33 @@ def body() -> None:
                     "app.py",
                     label=f"Open step {n} ({label}) in the step view, lifetime {ttl}",
                     icon=":material/arrow_forward:",
-                    query_params={"step": str(n), "session": SESSION, "layout": layout},
+                    query_params={"step": str(n), "session": SESSION, "layout": layout}
+                    | AS_WRITTEN,
                 )
     with st.container(border=True):
         st.markdown("#### :material/calendar_today: " + "The date")
         if MIDNIGHT not in data.bundled_sessions():
             st.markdown(date_lines(None, MIDNIGHT)[0])
-        else:
-            for line in date_lines(_analyses(MIDNIGHT, LIFETIMES[:1])["5m"], MIDNIGHT):
-                st.markdown(line)
+            return
+        midnight = _analyses(MIDNIGHT, LIFETIMES[:1])["5m"]
+        for line in date_lines(midnight, MIDNIGHT):
+            st.markdown(line)
         c1, c2 = st.columns(2)
         c1.page_link(
             "pages/2_Compare_layouts.py",
-            label="Compare seed with date-in-l0",
+            label=f"Compare seed with date-in-l0 on {MIDNIGHT}",
             icon=":material/compare_arrows:",
-            query_params={"base": "seed", "head": "date-in-l0"}
-            | ({"session": MIDNIGHT} if MIDNIGHT in data.bundled_sessions() else {}),
+            query_params={"base": "seed", "head": "date-in-l0", "session": MIDNIGHT} | AS_WRITTEN,
         )
-        c2.page_link(
-            "app.py",
-            label="Step view under date-in-l0",
-            icon=":material/stacks:",
-            query_params={"step": "1", "layout": "date-in-l0"},
-        )
+        after = next((s.step for s in midnight.steps if s.label == AFTER_MIDNIGHT), None)
+        if after is not None:
+            c2.page_link(
+                "app.py",
+                label=f"Open step {after} ({AFTER_MIDNIGHT}) under date-in-l0",
+                icon=":material/stacks:",
+                query_params={"step": str(after), "session": MIDNIGHT, "layout": "date-in-l0"}
+                | AS_WRITTEN,
+            )
 
 
 page.setup("Learn", ":material/school:")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from assembler.analysis.recommend_text import layout_text
-from ui import data, page, recommend_view
+from ui import data, page, recommend_view, step
 from ui.html import md
 from ui.sidebar import Selection, sidebar
 
@@ -109,6 +109,7 @@ def body() -> None:
     sel = sidebar()
     if sel is None:
         return
+    step.write_query(None, sel.query())
     st.title(":material/auto_fix_high: Recommend", anchor=False)
     st.caption(
         f"{md(sel.session.title)} · {md(sel.provider_label)}. Every component is rendered again under"

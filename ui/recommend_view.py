@@ -14,6 +14,8 @@ from assembler.analysis.recommend_text import layout_text
 from assembler.sessions.model import Session
 from ui import data
 
+#: Read by ``ui.sidebar`` on the next page: open it at its top, not at this page's offset.
+SCROLL_TOP = "_scroll_top"
 #: The file name the recommended layout carries once handed to another page.
 RECOMMENDED_FILE = "recommended.yaml"
 #: Compare's own picker values (pages/2_Compare_layouts.py) and the sidebar's upload choice.
@@ -80,6 +82,7 @@ def open_in_compare(current: data.LayoutChoice, text: str) -> None:
     st.session_state["head_choice"] = COMPARE_EDIT
     st.session_state["head_start"] = "seed"
     st.session_state["head_text_seed"] = text
+    st.session_state[SCROLL_TOP] = True
     st.switch_page("pages/2_Compare_layouts.py")
 
 
@@ -87,6 +90,7 @@ def open_in_step_view(text: str) -> None:
     """The sidebar's layout set to the recommended one, as if uploaded."""
     st.session_state["sel_layout"] = SIDEBAR_UPLOAD
     st.session_state["uploaded_layout"] = (RECOMMENDED_FILE, text)
+    st.session_state[SCROLL_TOP] = True
     st.switch_page("app.py")
 
 

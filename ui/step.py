@@ -14,6 +14,8 @@ import streamlit as st
 from ui.html import literal
 
 STEP = "step"
+#: The query parameters that name the sidebar's choice (``ui.sidebar``), in this order.
+SELECTION_KEYS = ("session", "layout", "provider", "model", "ttl")
 SLIDER = "step_slider"
 
 
@@ -89,7 +91,7 @@ def write_query(step: int | None, extra: dict[str, str]) -> None:
         st.session_state["_qp_step_written"] = str(step)
         recent = [*st.session_state.get("_qp_steps_written", ())[-31:], str(step)]
         st.session_state["_qp_steps_written"] = tuple(recent)
-    st.session_state["_qp_sel_applied"] = (wanted.get("session"), wanted.get("layout"))
+    st.session_state["_qp_sel_applied"] = tuple(wanted.get(k) for k in SELECTION_KEYS)
 
 
 def controls(step: int, total: int) -> None:

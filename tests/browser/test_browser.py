@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,47 @@ def test_a_chart_click_keeps_the_chart_and_moves_the_marker(server: str, tab: An
     indicator(tab, "Step 13 / 21")
     for key in ("chart_layers", "chart_cost", "chart_cache"):
         tab.wait_for_function(f"() => ({MARK_JS})('{key}')?.[0] === '13'")
+
+
+def test_a_reload_keeps_the_session_and_pricing(server: str, tab: Any) -> None:
+    tab.goto(f"{server}/?step=14&session=coding_agent_midnight&provider=openai&model=gpt-5&ttl=1h")
+    indicator(tab, "Step 14 / 28")
+    settle(tab)
+    cost = tab.locator('[data-testid="stMetric"]', has_text="Cost of this step")
+    # openai gpt-5 with 1h: $0.0011825 (the CLI's figure); the recorded provider's is $0.0026
+    expect(cost).to_contain_text("$0.0012")
+    # A page switch from the sidebar drops the query; the page writes the choice back.
+    tab.locator('[data-testid="stSidebar"] a', has_text="Recommend").click()
+    expect(tab).to_have_url(re.compile(r"/Recommend\?.*session=coding_agent_midnight"))
+    settle(tab)
+    assert "provider=openai" in tab.url and "ttl=1h" in tab.url, tab.url
+    tab.reload()
+    settle(tab)
+    expect(tab.locator(".st-key-w_sel_session input")).to_have_value("coding_agent_midnight")
+    expect(tab.locator(".st-key-w_sel_provider input")).to_have_value("openai")
+    tab.locator('[data-testid="stSidebar"] a', has_text="Learn").click()
+    expect(tab).to_have_url(re.compile(r"/Learn\?.*session=coding_agent_midnight"))
+    settle(tab)
+    tab.reload()
+    settle(tab)
+    tab.locator('[data-testid="stSidebar"] a', has_text="Step view").click()
+    indicator(tab, "Step 1 / 28")  # the step is the step view's own, not the sidebar's choice
+    expect(tab.locator(".st-key-w_sel_session input")).to_have_value("coding_agent_midnight")
+    expect(tab.locator(".st-key-w_sel_ttl input")).to_have_value("1h")
+    tab.screenshot(path=str(ARTIFACTS / "reload-keeps-choices.png"))
+
+
+def test_open_in_the_step_view_opens_at_the_top(server: str, tab: Any) -> None:
+    tab.set_viewport_size({"width": 1440, "height": 900})
+    tab.goto(f"{server}/Recommend?session=coding_agent_midnight")
+    button = tab.locator(".st-key-rec_step button")
+    button.scroll_into_view_if_needed()
+    settle(tab)
+    main = '[data-testid="stMain"]'
+    assert tab.evaluate(f"document.querySelector('{main}').scrollTop") > 200
+    button.click()
+    indicator(tab, "Step 1 / 28")
+    settle(tab)
+    tab.wait_for_timeout(700)
+    assert tab.evaluate(f"document.querySelector('{main}').scrollTop") == 0
+    tab.screenshot(path=str(ARTIFACTS / "recommend-to-step-view.png"))
