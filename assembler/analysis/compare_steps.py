@@ -117,5 +117,5 @@ def banner(pair: StepPair, base: StepAnalysis, head: StepAnalysis) -> str:
     if b.read != h.read:
         what = f"reads less ({min(b.read, h.read):,} against {max(b.read, h.read):,} tokens)"
     else:
-        what = f"costs more ({abs(pair.usd_difference):,.6f} USD)"
+        what = f"costs more (${abs(pair.usd_difference):,.6f})"
     return f"First divergence at step {pair.step}: the {worse} layout {what}{where}."
