@@ -86,6 +86,9 @@ def test_a_refused_file_shows_no_success_and_keeps_the_previous_upload() -> None
     captions = [c.value.replace("\\", "") for c in at.caption]
     assert not any("noevents.yaml" in c for c in captions)
     assert any("**midnight.yaml** — session file" in c for c in captions)
+    # the page and its link still show the kept upload
+    assert at.subheader[0].value.startswith("Step 1 /")
+    assert str(at.query_params.get("session", "")).startswith("upload:")
 
 
 def test_a_session_cached_by_content_carries_no_other_browser_sessions_file_name() -> None:
