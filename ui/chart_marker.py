@@ -69,12 +69,12 @@ export default function(component) {
     if (mark.y === null) {
       el.dataset.kind = "line";
       el.style.left = x - 1 + "px";
-      el.style.top = a.top - b.top - 16 + "px";
+      el.style.top = a.top - b.top + "px";  // the label inside the plot: the title sits above
       el.style.width = "0";
-      el.style.height = a.height + 16 + "px";
+      el.style.height = a.height + "px";
       el.style.borderLeft = "2px dotted #1f2430";
       el.innerHTML = '<span style="position:absolute;top:0;left:3px;font:12px sans-serif;'
-        + 'color:#1f2430;white-space:nowrap;background:rgba(255,255,255,.8)"></span>';
+        + 'color:#1f2430;white-space:nowrap;background:rgba(255,255,255,.85);padding:0 2px"></span>';
     } else {
       el.dataset.kind = "star";
       const size = 20;
