@@ -172,9 +172,11 @@ def _head(a: SessionAnalysis) -> dict[str, Any]:
     }
 
 
-def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
-    """The JSON shape of ``analyze --json``."""
-    checks = _measured_checks(a)
+def analysis_json(a: SessionAnalysis, recorded: bool = True) -> dict[str, Any]:
+    """The JSON shape of ``analyze --json``. ``recorded``: analysed at the session's own
+    provider and model; at another's, measured usage is not checked against the simulation
+    (each step's ``measured_check`` is null), as the text report and the app do."""
+    checks = _measured_checks(a) if recorded else {}
     return {
         **_head(a),
         "steps": [_step_out(s, checks) for s in a.steps],
@@ -182,9 +184,11 @@ def analysis_json(a: SessionAnalysis) -> dict[str, Any]:
     }
 
 
-def write_analysis_json(a: SessionAnalysis, write: Callable[[str], object]) -> None:
-    """``json.dumps(analysis_json(a), indent=2, ensure_ascii=False)`` written a few
-    steps at a time, so the whole document is never held in memory at once."""
+def write_analysis_json(
+    a: SessionAnalysis, write: Callable[[str], object], recorded: bool = True
+) -> None:
+    """``json.dumps(analysis_json(a, recorded), indent=2, ensure_ascii=False)`` written a
+    few steps at a time, so the whole document is never held in memory at once."""
 
     def member(value: object, depth: int) -> str:
         return dumps_indented(value, depth // 2)
@@ -193,7 +197,7 @@ def write_analysis_json(a: SessionAnalysis, write: Callable[[str], object]) -> N
     for key, value in _head(a).items():
         write(f"  {member(key, 2)}: {member(value, 2)},\n")
     if a.steps:
-        checks = _measured_checks(a)
+        checks = _measured_checks(a) if recorded else {}
 
         def check(s: StepAnalysis) -> object:
             found = checks.get(s.step)

@@ -274,8 +274,11 @@ def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
     with provider_errors(session.source, args.provider, args.model):
         a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
     _write_outputs(args, a, session)
+    from assembler.analysis.pipeline import runs_as_recorded
+
+    recorded = runs_as_recorded(session, args.provider, args.model)
     if args.json:
-        write_analysis_json(a, sys.stdout.write)  # one step at a time
+        write_analysis_json(a, sys.stdout.write, recorded)  # one step at a time
         sys.stdout.write("\n")
     elif args.csv:
         from assembler.analysis.report_rows import ROW_COLUMNS, analysis_rows
@@ -284,9 +287,7 @@ def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
         writer.writeheader()
         writer.writerows(analysis_rows(a))
     else:
-        from assembler.analysis.pipeline import runs_as_recorded
-
-        print(human_analysis(a, runs_as_recorded(session, args.provider, args.model)))
+        print(human_analysis(a, recorded))
 
 
 def register(sub: Any) -> None:

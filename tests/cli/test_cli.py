@@ -174,3 +174,13 @@ def test_render_assembles_for_a_what_if_model_like_analyze() -> None:
     assert request["model"] == "gpt-5"
     assert "[Execution guidance (openai)]" in json.dumps(request)
     assert "model=openai:gpt-5" in json.dumps(request)
+
+
+def test_json_checks_measured_usage_only_at_the_recorded_provider() -> None:
+    session = str(Path(SAMPLE).with_name("coding_agent_midnight.yaml"))
+    own = json.loads(run("analyze", session, "--json").stdout)
+    assert any(s["measured_check"] is not None for s in own["steps"])
+    other = json.loads(run("analyze", session, "--json", "--provider", "openai", "--model", "gpt-5").stdout)  # fmt: skip
+    assert all(s["measured_check"] is None for s in other["steps"])
+    # the recording itself is kept: what the provider measured, step by step
+    assert [s["measured"] for s in other["steps"]] == [s["measured"] for s in own["steps"]]
