@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from assembler.analysis.recommend import only_recorded
 from assembler.analysis.recommend_text import layout_text
 from ui import data, page, recommend_view, step
 from ui.html import md
@@ -52,6 +53,14 @@ def _lint(sel: Selection) -> None:
 
 def _recommend(sel: Selection) -> None:
     st.subheader("Recommend: the cheapest layout the design allows", anchor=False)
+    if only_recorded(sel.session):
+        st.info(
+            "Every call of this session is a recorded request, sent as recorded: a layout changes"
+            " nothing in it, so there is no layout to recommend. The lint above lists the blocks"
+            " that changed from one request to the next.",
+            icon=":material/info:",
+        )
+        return
     r = recommend_view.recommendation(
         sel.session_key, sel.session, sel.layout, sel.provider, sel.model
     )

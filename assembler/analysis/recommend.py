@@ -174,6 +174,12 @@ def budget_candidates(
     return out
 
 
+def only_recorded(session: Session) -> bool:
+    """Whether every call of ``session`` is a recorded request, sent as recorded: no layout
+    changes anything in it, so there is nothing to recommend."""
+    return all(e.request is not None for e in session.events if isinstance(e, LLMCall))
+
+
 def recommend(
     sessions: Sequence[Session],
     current: Layout,
@@ -188,7 +194,7 @@ def recommend(
     first = sessions[0]
     prov = normalize_provider(provider or first.profile.provider)
     mdl = model or first.profile.model
-    if all(e.request is not None for e in first.events if isinstance(e, LLMCall)):
+    if only_recorded(first):
         raise UsageError(
             f"{first.source}: every call is a recorded request, sent as recorded; "
             "a layout changes nothing in it (run lint for its volatile blocks)"
