@@ -55,9 +55,9 @@ def _recommend(sel: Selection) -> None:
     st.subheader("Recommend: the cheapest layout the design allows", anchor=False)
     if only_recorded(sel.session):
         st.info(
-            "Every call of this session is a recorded request, sent as recorded: a layout changes"
-            " nothing in it, so there is no layout to recommend. The lint above lists the blocks"
-            " that changed from one request to the next.",
+            f"{md(sel.session.source)}: every call of this session is a recorded request, sent as"
+            " recorded: a layout changes nothing in it, so there is no layout to recommend. The"
+            " lint above lists the blocks that changed from one request to the next.",
             icon=":material/info:",
         )
         return
