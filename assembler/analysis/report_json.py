@@ -130,33 +130,53 @@ def _measured_check_json(check: Any) -> dict[str, object]:
     return measured_check_json(check)
 
 
-def _step_out(s: StepAnalysis, checks: dict[int, Any]) -> dict[str, Any]:
+def _billed(s: StepAnalysis) -> float | None:
+    """The step's measured usage priced (the bill), None when no price is known for it."""
+    from assembler.analysis.billing import billed_cost
+    from assembler.cache.pricing import PricingError
+
+    try:
+        return billed_cost(s)
+    except PricingError:
+        return None
+
+
+def _step_out(s: StepAnalysis, checks: dict[int, Any], recorded: bool = True) -> dict[str, Any]:
     out = step_json(s)
     u = s.measured
     if u is not None:
         # the recorded keys (input, cache_read, cache_write, output) stay; the
-        # simulator's terms are added beside them
+        # simulator's terms are added beside them, and the bill at the recorded provider
+        billed = _billed(s) if recorded else None
         out["measured"] = {
             **(out["measured"] or {}),
             "read": u.cache_read,
             "write": u.cache_write,
             "uncached": u.input,
+            "billed_usd": None if billed is None else round(billed, 8),
         }
     check = checks.get(s.step)
     out["measured_check"] = _measured_check_json(check) if check is not None else None
     return out
 
 
-def _totals(a: SessionAnalysis) -> dict[str, Any]:
+def _totals(a: SessionAnalysis, recorded: bool = True) -> dict[str, Any]:
     totals: dict[str, Any] = dict(a.totals)
     totals["hit_ratio"] = round(totals["hit_ratio"], 6)
     totals["usd"] = round(totals["usd"], 8)
     totals["usd_without_cache"] = round(totals["usd_without_cache"], 8)
-    measured = [s.measured for s in a.steps if s.measured is not None]
+    measured = [s for s in a.steps if s.measured is not None]
     if measured:  # what the provider billed, over the steps that recorded it
-        totals["measured_read"] = sum(u.cache_read for u in measured)
-        totals["measured_write"] = sum(u.cache_write for u in measured)
-        totals["measured_uncached"] = sum(u.input for u in measured)
+        totals["measured_read"] = sum(s.measured.cache_read for s in measured if s.measured)
+        totals["measured_write"] = sum(s.measured.cache_write for s in measured if s.measured)
+        totals["measured_uncached"] = sum(s.measured.input for s in measured if s.measured)
+        bills = [_billed(s) for s in measured] if recorded else []
+        if bills and None not in bills:  # the text report's "billed:" line, as numbers
+            totals["billed"] = {
+                "usd": round(sum(b for b in bills if b is not None), 8),
+                "steps": len(bills),
+                "simulated_usd": round(sum(s.usd for s in measured), 8),
+            }
     return totals
 
 
@@ -179,8 +199,8 @@ def analysis_json(a: SessionAnalysis, recorded: bool = True) -> dict[str, Any]:
     checks = _measured_checks(a) if recorded else {}
     return {
         **_head(a),
-        "steps": [_step_out(s, checks) for s in a.steps],
-        "totals": _totals(a),
+        "steps": [_step_out(s, checks, recorded) for s in a.steps],
+        "totals": _totals(a, recorded),
     }
 
 
@@ -203,7 +223,7 @@ def write_analysis_json(
             found = checks.get(s.step)
             return None if found is None else _measured_check_json(found)
 
-        add = StepText(lambda s: _step_out(s, {}), check).add
+        add = StepText(lambda s: _step_out(s, {}, recorded), check).add
         write('  "steps": [\n    ')
         pieces: list[str] = []
         for i, s in enumerate(a.steps):
@@ -217,7 +237,7 @@ def write_analysis_json(
         write("\n  ],\n")
     else:
         write('  "steps": [],\n')
-    write(f'  "totals": {member(_totals(a), 2)}\n}}')
+    write(f'  "totals": {member(_totals(a, recorded), 2)}\n}}')
 
 
 #: Steps joined into one write: fewer calls, and a bounded piece of text at a time.

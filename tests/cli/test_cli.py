@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,5 +183,27 @@ def test_json_checks_measured_usage_only_at_the_recorded_provider() -> None:
     assert any(s["measured_check"] is not None for s in own["steps"])
     other = json.loads(run("analyze", session, "--json", "--provider", "openai", "--model", "gpt-5").stdout)  # fmt: skip
     assert all(s["measured_check"] is None for s in other["steps"])
-    # the recording itself is kept: what the provider measured, step by step
-    assert [s["measured"] for s in other["steps"]] == [s["measured"] for s in own["steps"]]
+
+    # the recording itself is kept: what the provider measured, step by step; no bill
+    def usage(doc: dict[str, Any]) -> list[object]:
+        return [
+            s["measured"] and {k: v for k, v in s["measured"].items() if k != "billed_usd"}
+            for s in doc["steps"]
+        ]
+
+    assert usage(other) == usage(own)
+    assert all(s["measured"]["billed_usd"] is None for s in other["steps"] if s["measured"])
+    assert "billed" not in other["totals"] and "billed" in own["totals"]
+
+
+def test_json_carries_the_bill_the_text_report_prints() -> None:
+    session = str(Path(SAMPLE).with_name("imported_claude_code.yaml"))
+    text = run("analyze", session).stdout
+    out = json.loads(run("analyze", session, "--json").stdout)
+    billed = out["totals"]["billed"]
+    line = next(x for x in text.splitlines() if x.startswith("billed: $"))
+    assert line.startswith(f"billed: ${billed['usd']:,.4f} for the {billed['steps']} step")
+    per_step = [s["measured"]["billed_usd"] for s in out["steps"] if s["measured"]]
+    assert len(per_step) == billed["steps"]
+    assert abs(sum(per_step) - billed["usd"]) < 1e-6
+    assert f"simulated ${billed['simulated_usd']:,.4f}" in line
