@@ -16,16 +16,20 @@ file exporter writes). Two attribute conventions are read:
   ``llm.token_count.completion``, and the flattened ``llm.input_messages.N.message.*``,
   ``llm.output_messages.N.message.*`` and ``llm.tools.N.tool.json_schema``.
 
-Both conventions count cached tokens in the input count, so the uncached input
-is ``input − cache_read − cache_write``; an input smaller than its cached parts
-was already the uncached count (some instrumentations report it so) and is kept.
-Every LLM span becomes one request, in start-time order; see docs/fleet.md.
+The older GenAI names (before 1.27, as OpenLLMetry writes them) are fallbacks, the
+current name winning: see ``_USAGE_KEYS``, ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``
+messages, ``llm.request.functions.N.*`` tools and ``llm.request.type`` operations.
+
+Only model calls become requests, one each, in start-time order; spans naming a model
+that are no call (invoke_agent, embeddings, …) and failed calls without usage are
+skipped and counted in a warning; see docs/fleet.md.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -55,7 +59,33 @@ from assembler.sessions.importers.records import (
 ROOT = "otel_trace"
 PREFIX_TEXT = "[system prompt and tool definitions: not recorded in the trace]"
 Block = dict[str, Any]
-_INDEXED = re.compile(r"^llm\.(input_messages|output_messages|tools)\.(\d+)\.(.+)$")
+_INDEXED = re.compile(
+    r"^(llm\.(?:input_messages|output_messages|tools|request\.functions)|gen_ai\.(?:prompt|completion))"
+    r"\.(\d+)\.(.+)$"
+)
+_MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model")
+# gen_ai.operation.name values of a model call; the others (invoke_agent, create_agent,
+# execute_tool, embeddings, …) do not bill a prompt of their own, or not one to cache
+_CALLS = frozenset({"chat", "text_completion", "generate_content"})
+_LEGACY_OPS = {"completion": "text_completion", "embedding": "embeddings"}  # llm.request.type
+_USAGE_KEYS = {  # ours → each convention's name, the current GenAI name first
+    "total": ("gen_ai.usage.input_tokens", "llm.token_count.prompt", "gen_ai.usage.prompt_tokens"),
+    "read": (
+        "gen_ai.usage.cache_read.input_tokens",
+        "llm.token_count.prompt_details.cache_read",
+        "gen_ai.usage.cache_read_input_tokens",
+    ),
+    "write": (
+        "gen_ai.usage.cache_creation.input_tokens",
+        "llm.token_count.prompt_details.cache_write",
+        "gen_ai.usage.cache_creation_input_tokens",
+    ),
+    "output": (
+        "gen_ai.usage.output_tokens",
+        "llm.token_count.completion",
+        "gen_ai.usage.completion_tokens",
+    ),
+}
 _PROVIDERS = (  # a keyword of the provider or model name → our provider
     ("anthropic", "anthropic"),
     ("claude", "anthropic"),
@@ -75,6 +105,7 @@ class LlmSpan:
     name: str
     start: datetime
     attrs: dict[str, Any]
+    scope: str  # the instrumentation that wrote it
 
 
 def _value(v: Any) -> Any:
@@ -117,13 +148,40 @@ def _time(rec: Record, span: Mapping[str, Any]) -> datetime:
         ) from None
 
 
-def _is_llm(attrs: Mapping[str, Any]) -> bool:
-    if attrs.get("openinference.span.kind") == "LLM":
-        return True
-    return any(k in attrs for k in ("gen_ai.request.model", "gen_ai.response.model"))
+def _operation(attrs: Mapping[str, Any]) -> str | None:
+    op = attrs.get("gen_ai.operation.name")
+    if not isinstance(op, str):
+        legacy = attrs.get("llm.request.type")
+        op = _LEGACY_OPS.get(legacy, legacy) if isinstance(legacy, str) else None
+    return op.lower()[:40] if op else None
 
 
-def _spans(records: list[Record]) -> list[LlmSpan]:
+def _failed(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
+    status = span.get("status")
+    code = status.get("code") if isinstance(status, Mapping) else None
+    return code in (2, "2", "STATUS_CODE_ERROR") or "error.type" in attrs
+
+
+def _skip(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> str | None:
+    """Why a span is no request: a kind to count, "" for a span that names no model
+    (tools, HTTP, …: never a candidate), None for a model call."""
+    oi = attrs.get("openinference.span.kind")
+    named = any(k in attrs for k in _MODEL_KEYS)
+    if isinstance(oi, str) and oi != "LLM":
+        named = named or "llm.model_name" in attrs
+        return f"{oi.lower()[:40]} span" if named else ""
+    if oi != "LLM":
+        if not named:
+            return ""
+        op = _operation(attrs)
+        if op is not None and op not in _CALLS:
+            return f"{op} span"
+    if _failed(span, attrs) and _counts(attrs) is None:
+        return "failed call without usage"  # a refused request (429, …) bills nothing
+    return None
+
+
+def _spans(records: list[Record], skips: Counter[str]) -> list[LlmSpan]:
     found: list[LlmSpan] = []
     for rec in records:
         resources = rec.data.get("resourceSpans")
@@ -135,13 +193,18 @@ def _spans(records: list[Record]) -> list[LlmSpan]:
             scopes = rs.get("scopeSpans") if isinstance(rs, Mapping) else None
             for ss in scopes if isinstance(scopes, list) else []:
                 spans = ss.get("spans") if isinstance(ss, Mapping) else None
+                scope = ss.get("scope") if isinstance(ss, Mapping) else None
+                source = str(scope.get("name", "")) if isinstance(scope, Mapping) else ""
                 for span in spans if isinstance(spans, list) else []:
                     if not isinstance(span, Mapping):
                         continue
                     name = str(span.get("name", ""))
                     attrs = _attrs(rec, span.get("attributes"), f"span {name!r}")
-                    if _is_llm(attrs):
-                        found.append(LlmSpan(rec, name, _time(rec, span), attrs))
+                    why = _skip(span, attrs)
+                    if why is None:
+                        found.append(LlmSpan(rec, name, _time(rec, span), attrs, source))
+                    elif why:
+                        skips[why] += 1
     found.sort(key=lambda s: s.start)  # stable: spans of one instant keep file order
     return found
 
@@ -168,26 +231,41 @@ def _provider(s: LlmSpan, model: str) -> str:
     )
 
 
-def measured(a: Mapping[str, Any]) -> dict[str, int] | None:
-    """Usage in our terms (``input`` uncached), from either convention; None if absent."""
-    keys = {
-        "total": ("gen_ai.usage.input_tokens", "llm.token_count.prompt"),
-        "read": (
-            "gen_ai.usage.cache_read.input_tokens",
-            "llm.token_count.prompt_details.cache_read",
-        ),
-        "write": (
-            "gen_ai.usage.cache_creation.input_tokens",
-            "llm.token_count.prompt_details.cache_write",
-        ),
-        "output": ("gen_ai.usage.output_tokens", "llm.token_count.completion"),
-    }
-    if not any(k in a for names in keys.values() for k in names):
+def _counts(a: Mapping[str, Any]) -> dict[str, int] | None:
+    """The usage counts as recorded, from any convention; None if absent."""
+    if not any(k in a for names in _USAGE_KEYS.values() for k in names):
         return None
-    got = {what: next((as_int(a[k]) for k in names if k in a), 0) for what, names in keys.items()}
-    total, read, write = got["total"], got["read"], got["write"]
-    uncached = total - read - write if total >= read + write else total
-    return usage(uncached, read, write, got["output"])
+    return {w: next((as_int(a[k]) for k in names if k in a), 0) for w, names in _USAGE_KEYS.items()}
+
+
+def _short(c: Mapping[str, int]) -> bool:
+    """An input count smaller than its cached parts: no total, the uncached count."""
+    return c["total"] < c["read"] + c["write"]
+
+
+def measured(a: Mapping[str, Any], uncached_input: bool = False) -> dict[str, int] | None:
+    """Usage in our terms (``input`` uncached); None if absent. The conventions count
+    cached tokens in the input (``uncached_input`` says this instrumentation does not)."""
+    c = _counts(a)
+    if c is None:
+        return None
+    total, read, write = c["total"], c["read"], c["write"]
+    uncached = total if uncached_input or _short(c) else total - read - write
+    return usage(uncached, read, write, c["output"])
+
+
+def _uncached_input(spans: list[LlmSpan], providers: list[str]) -> set[tuple[str, str]]:
+    """The (instrumentation scope, provider) pairs whose input counts leave cached tokens
+    out. The GenAI conventions (and OpenInference) say the input count SHOULD include
+    them; Anthropic's own ``input_tokens`` excludes them, and an instrumentation copying
+    it does so on every span. A span whose input is smaller than its cache reads and
+    writes holds no total: that proves the copy for its whole pair (decided per span, a
+    copied count above its cached parts would pass for a total). Else the conventions hold."""
+    return {
+        (s.scope, p)
+        for s, p in zip(spans, providers, strict=True)
+        if (c := _counts(s.attrs)) is not None and _short(c)
+    }
 
 
 def _json_list(s: LlmSpan, key: str) -> list[Any]:
@@ -241,6 +319,7 @@ def _genai_blocks(s: LlmSpan) -> list[Block]:
 
 
 def _indexed(s: LlmSpan, group: str) -> list[dict[str, Any]]:
+    """``group.N.key`` attributes as one ``{key: value}`` per N, in N order."""
     items: dict[int, dict[str, Any]] = {}
     for key, value in s.attrs.items():
         m = _INDEXED.match(key)
@@ -250,19 +329,30 @@ def _indexed(s: LlmSpan, group: str) -> list[dict[str, Any]]:
 
 
 def _message_text(m: Mapping[str, Any]) -> str:
-    parts = [str(m["message.content"])] if isinstance(m.get("message.content"), str) else []
+    """An OpenInference message (``message.*``) or an older GenAI one (``content``, …)."""
+    content = m.get("message.content", m.get("content"))
+    parts = [content] if isinstance(content, str) else []
     parts += [str(v) for k, v in sorted(m.items()) if k.endswith("message_content.text")]
-    parts += [str(v) for k, v in sorted(m.items()) if ".tool_call.function." in k]
+    parts += [
+        str(v)
+        for k, v in sorted(m.items())
+        if ".tool_call.function." in k or k.startswith("tool_calls.")
+    ]
     return "\n".join(parts)
 
 
-def _openinference_blocks(s: LlmSpan) -> list[Block]:
+def _flat_blocks(s: LlmSpan, tools: str, inputs: str) -> list[Block]:
+    """Blocks of flattened ``tools.N.*`` and ``inputs.N.*`` attributes."""
     blocks: list[Block] = [
-        {"section": "tools", "name": f"tools[{i}]", "text": str(t.get("tool.json_schema", ""))}
-        for i, t in enumerate(_indexed(s, "tools"))
+        {
+            "section": "tools",
+            "name": f"tools[{i}]",  # an older GenAI function is name, description, parameters
+            "text": str(t.get("tool.json_schema", "")) if tools == "llm.tools" else json_text(t),
+        }
+        for i, t in enumerate(_indexed(s, tools))
     ]
-    for i, m in enumerate(_indexed(s, "input_messages")):
-        role, text = m.get("message.role"), _message_text(m)
+    for i, m in enumerate(_indexed(s, inputs)):
+        role, text = m.get("message.role", m.get("role")), _message_text(m)
         if role == "system":
             blocks.append({"section": "system", "name": f"system[{i}]", "text": text})
         else:
@@ -277,7 +367,8 @@ def _answer(s: LlmSpan) -> str:
     if "gen_ai.output.messages" in s.attrs:
         out = _json_list(s, "gen_ai.output.messages")
         return "\n".join(_part_text(p) for m in out if isinstance(m, Mapping) for p in _parts(m))
-    return "\n".join(_message_text(m) for m in _indexed(s, "output_messages"))
+    out = _indexed(s, "llm.output_messages") or _indexed(s, "gen_ai.completion")
+    return "\n".join(_message_text(m) for m in out)
 
 
 def _records(path: Path, skipped: Skipped) -> list[Record]:
@@ -298,17 +389,24 @@ def _records(path: Path, skipped: Skipped) -> list[Record]:
 
 
 def import_otel(path: Path, count: TokenCount) -> Imported:
-    skipped = Skipped()
-    spans = _spans(_records(path, skipped))
+    skipped, skips = Skipped(), Counter[str]()
+    spans = _spans(_records(path, skipped), skips)
+    counted = ", ".join(f"{n} {why}{'' if n == 1 else 's'}" for why, n in skips.items())
     if not spans:
-        raise no_requests(
-            str(path), "spans with gen_ai.request.model or openinference.span.kind LLM"
-        )
+        what = "spans with gen_ai.request.model or openinference.span.kind LLM"
+        raise no_requests(str(path), what + (f" (skipped {counted})" if skips else ""))
+    models = [_model(s) for s in spans]
+    providers = [_provider(s, m) for s, m in zip(spans, models, strict=True)]
+    uncached = _uncached_input(spans, providers)
     steps = []
-    for s in spans:
-        model = _model(s)
-        blocks = _genai_blocks(s) or _openinference_blocks(s)
-        steps.append((s, model, _provider(s, model), blocks, measured(s.attrs)))
+    for s, model, provider in zip(spans, models, providers, strict=True):
+        blocks = (
+            _genai_blocks(s)
+            or _flat_blocks(s, "llm.tools", "llm.input_messages")
+            or _flat_blocks(s, "llm.request.functions", "gen_ai.prompt")
+        )
+        u = measured(s.attrs, (s.scope, provider) in uncached)
+        steps.append((s, model, provider, blocks, u))
     # What the span does not record (the tools, a system prompt) is sized from usage:
     # the smallest gap between a request's measured input and its recorded blocks.
     gaps = [
@@ -364,4 +462,18 @@ def import_otel(path: Path, count: TokenCount) -> Imported:
         environment=None,
         events=events.events,
     )
-    return Imported(data, skipped.warnings(str(path)))
+    warnings = skipped.warnings(str(path))
+    if skips:
+        warnings += (f"skipped {counted}: only billed model calls are requests",)
+    for scope, provider in sorted(uncached):
+        n = sum((s.scope, p) == (scope, provider) for s, p in zip(spans, providers, strict=True))
+        warnings += (
+            f"{provider} spans of instrumentation {scope!r} report input tokens without the"
+            f" cached ones (an input smaller than its cache reads and writes): all {n} read so",
+        )
+    if all(u is None for *_, u in steps):
+        warnings += (
+            "no span carries usage (gen_ai.usage.* or llm.token_count.*): the requests have "
+            "no measured usage; analyze simulates only",
+        )
+    return Imported(data, warnings)
