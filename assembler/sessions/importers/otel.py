@@ -17,7 +17,7 @@ file exporter writes). Two attribute conventions are read:
   ``llm.output_messages.N.message.*`` and ``llm.tools.N.tool.json_schema``.
 
 The older GenAI names (before 1.27, as OpenLLMetry writes them) are fallbacks, the
-current name winning: see ``_USAGE_KEYS``, ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``
+current name winning: see ``otel_spans.USAGE_KEYS``, ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``
 messages, ``llm.request.functions.N.*`` tools and ``llm.request.type`` operations.
 
 Only model calls become requests, one each, in start-time order; spans naming a model
@@ -31,8 +31,6 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +42,16 @@ from assembler.sessions.importers.history import (
     json_text,
     session_doc,
 )
+from assembler.sessions.importers.otel_spans import (
+    LlmSpan,
+    model_spans,
+    usage_counts,
+)
 from assembler.sessions.importers.records import (
     MAX_BYTES,
     ImporterError,
     Record,
     Skipped,
-    as_int,
     kind,
     no_requests,
     read_jsonl,
@@ -63,29 +65,6 @@ _INDEXED = re.compile(
     r"^(llm\.(?:input_messages|output_messages|tools|request\.functions)|gen_ai\.(?:prompt|completion))"
     r"\.(\d+)\.(.+)$"
 )
-_MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model")
-# gen_ai.operation.name values of a model call; the others (invoke_agent, create_agent,
-# execute_tool, embeddings, …) do not bill a prompt of their own, or not one to cache
-_CALLS = frozenset({"chat", "text_completion", "generate_content"})
-_LEGACY_OPS = {"completion": "text_completion", "embedding": "embeddings"}  # llm.request.type
-_USAGE_KEYS = {  # ours → each convention's name, the current GenAI name first
-    "total": ("gen_ai.usage.input_tokens", "llm.token_count.prompt", "gen_ai.usage.prompt_tokens"),
-    "read": (
-        "gen_ai.usage.cache_read.input_tokens",
-        "llm.token_count.prompt_details.cache_read",
-        "gen_ai.usage.cache_read_input_tokens",
-    ),
-    "write": (
-        "gen_ai.usage.cache_creation.input_tokens",
-        "llm.token_count.prompt_details.cache_write",
-        "gen_ai.usage.cache_creation_input_tokens",
-    ),
-    "output": (
-        "gen_ai.usage.output_tokens",
-        "llm.token_count.completion",
-        "gen_ai.usage.completion_tokens",
-    ),
-}
 _PROVIDERS = (  # a keyword of the provider or model name → our provider
     ("anthropic", "anthropic"),
     ("claude", "anthropic"),
@@ -97,116 +76,6 @@ _PROVIDERS = (  # a keyword of the provider or model name → our provider
     ("azure", "openai"),
     ("gpt", "openai"),
 )
-
-
-@dataclass
-class LlmSpan:
-    record: Record
-    name: str
-    start: datetime
-    attrs: dict[str, Any]
-    scope: str  # the instrumentation that wrote it
-
-
-def _value(v: Any) -> Any:
-    """An OTLP ``AnyValue`` as a Python value (64-bit integers come as strings)."""
-    if not isinstance(v, Mapping):
-        return None
-    if "stringValue" in v:
-        return v["stringValue"]
-    if "intValue" in v:
-        try:
-            return int(v["intValue"])
-        except (TypeError, ValueError):
-            return None
-    if "doubleValue" in v:
-        return v["doubleValue"]
-    if "boolValue" in v:
-        return v["boolValue"]
-    if "arrayValue" in v and isinstance(v["arrayValue"], Mapping):
-        return [_value(x) for x in v["arrayValue"].get("values", [])]
-    return None
-
-
-def _attrs(rec: Record, raw: Any, where: str) -> dict[str, Any]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, list):
-        raise rec.fail(
-            f"{where}.attributes: expected a list of key/value objects, found {kind(raw)}"
-        )
-    return {a["key"]: _value(a.get("value")) for a in raw if isinstance(a, Mapping) and "key" in a}
-
-
-def _time(rec: Record, span: Mapping[str, Any]) -> datetime:
-    raw = span.get("startTimeUnixNano")
-    try:
-        return datetime.fromtimestamp(int(raw) // 1000 / 1_000_000, tz=UTC)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError, OSError):
-        raise rec.fail(
-            f"startTimeUnixNano: expected nanoseconds since 1970, found {kind(raw)}"
-        ) from None
-
-
-def _operation(attrs: Mapping[str, Any]) -> str | None:
-    op = attrs.get("gen_ai.operation.name")
-    if not isinstance(op, str):
-        legacy = attrs.get("llm.request.type")
-        op = _LEGACY_OPS.get(legacy, legacy) if isinstance(legacy, str) else None
-    return op.lower()[:40] if op else None
-
-
-def _failed(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
-    status = span.get("status")
-    code = status.get("code") if isinstance(status, Mapping) else None
-    return code in (2, "2", "STATUS_CODE_ERROR") or "error.type" in attrs
-
-
-def _skip(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> str | None:
-    """Why a span is no request: a kind to count, "" for a span that names no model
-    (tools, HTTP, …: never a candidate), None for a model call."""
-    oi = attrs.get("openinference.span.kind")
-    named = any(k in attrs for k in _MODEL_KEYS)
-    if isinstance(oi, str) and oi != "LLM":
-        named = named or "llm.model_name" in attrs
-        return f"{oi.lower()[:40]} span" if named else ""
-    if oi != "LLM":
-        if not named:
-            return ""
-        op = _operation(attrs)
-        if op is not None and op not in _CALLS:
-            return f"{op} span"
-    if _failed(span, attrs) and _counts(attrs) is None:
-        return "failed call without usage"  # a refused request (429, …) bills nothing
-    return None
-
-
-def _spans(records: list[Record], skips: Counter[str]) -> list[LlmSpan]:
-    found: list[LlmSpan] = []
-    for rec in records:
-        resources = rec.data.get("resourceSpans")
-        if not isinstance(resources, list):
-            raise rec.fail(
-                f"resourceSpans: expected a list (an OTLP JSON export), found {kind(resources)}"
-            )
-        for rs in resources:
-            scopes = rs.get("scopeSpans") if isinstance(rs, Mapping) else None
-            for ss in scopes if isinstance(scopes, list) else []:
-                spans = ss.get("spans") if isinstance(ss, Mapping) else None
-                scope = ss.get("scope") if isinstance(ss, Mapping) else None
-                source = str(scope.get("name", "")) if isinstance(scope, Mapping) else ""
-                for span in spans if isinstance(spans, list) else []:
-                    if not isinstance(span, Mapping):
-                        continue
-                    name = str(span.get("name", ""))
-                    attrs = _attrs(rec, span.get("attributes"), f"span {name!r}")
-                    why = _skip(span, attrs)
-                    if why is None:
-                        found.append(LlmSpan(rec, name, _time(rec, span), attrs, source))
-                    elif why:
-                        skips[why] += 1
-    found.sort(key=lambda s: s.start)  # stable: spans of one instant keep file order
-    return found
 
 
 def _model(s: LlmSpan) -> str:
@@ -231,13 +100,6 @@ def _provider(s: LlmSpan, model: str) -> str:
     )
 
 
-def _counts(a: Mapping[str, Any]) -> dict[str, int] | None:
-    """The usage counts as recorded, from any convention; None if absent."""
-    if not any(k in a for names in _USAGE_KEYS.values() for k in names):
-        return None
-    return {w: next((as_int(a[k]) for k in names if k in a), 0) for w, names in _USAGE_KEYS.items()}
-
-
 def _short(c: Mapping[str, int]) -> bool:
     """An input count smaller than its cached parts: no total, the uncached count."""
     return c["total"] < c["read"] + c["write"]
@@ -246,7 +108,7 @@ def _short(c: Mapping[str, int]) -> bool:
 def measured(a: Mapping[str, Any], uncached_input: bool = False) -> dict[str, int] | None:
     """Usage in our terms (``input`` uncached); None if absent. The conventions count
     cached tokens in the input (``uncached_input`` says this instrumentation does not)."""
-    c = _counts(a)
+    c = usage_counts(a)
     if c is None:
         return None
     total, read, write = c["total"], c["read"], c["write"]
@@ -264,7 +126,7 @@ def _uncached_input(spans: list[LlmSpan], providers: list[str]) -> set[tuple[str
     return {
         (s.scope, p)
         for s, p in zip(spans, providers, strict=True)
-        if (c := _counts(s.attrs)) is not None and _short(c)
+        if (c := usage_counts(s.attrs)) is not None and _short(c)
     }
 
 
@@ -390,7 +252,7 @@ def _records(path: Path, skipped: Skipped) -> list[Record]:
 
 def import_otel(path: Path, count: TokenCount) -> Imported:
     skipped, skips = Skipped(), Counter[str]()
-    spans = _spans(_records(path, skipped), skips)
+    spans = model_spans(_records(path, skipped), skips)
     counted = ", ".join(f"{n} {why}{'' if n == 1 else 's'}" for why, n in skips.items())
     if not spans:
         what = "spans with gen_ai.request.model or openinference.span.kind LLM"
