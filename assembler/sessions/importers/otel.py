@@ -16,19 +16,21 @@ file exporter writes). Two attribute conventions are read:
   ``llm.token_count.completion``, and the flattened ``llm.input_messages.N.message.*``,
   ``llm.output_messages.N.message.*`` and ``llm.tools.N.tool.json_schema``.
 
-Both conventions count cached tokens in the input count, so the uncached input
-is ``input − cache_read − cache_write``; an input smaller than its cached parts
-was already the uncached count (some instrumentations report it so) and is kept.
-Every LLM span becomes one request, in start-time order; see docs/fleet.md.
+The older GenAI names (before 1.27, as OpenLLMetry writes them) are fallbacks, the
+current name winning: see ``otel_spans.USAGE_KEYS``, ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``
+messages, ``llm.request.functions.N.*`` tools and ``llm.request.type`` operations.
+
+Only model calls become requests, one each, in start-time order; spans naming a model
+that are no call (invoke_agent, embeddings, …) and failed calls without usage are
+skipped and counted in a warning; see docs/fleet.md.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +42,16 @@ from assembler.sessions.importers.history import (
     json_text,
     session_doc,
 )
+from assembler.sessions.importers.otel_spans import (
+    LlmSpan,
+    model_spans,
+    usage_counts,
+)
 from assembler.sessions.importers.records import (
     MAX_BYTES,
     ImporterError,
     Record,
     Skipped,
-    as_int,
     kind,
     no_requests,
     read_jsonl,
@@ -55,7 +61,10 @@ from assembler.sessions.importers.records import (
 ROOT = "otel_trace"
 PREFIX_TEXT = "[system prompt and tool definitions: not recorded in the trace]"
 Block = dict[str, Any]
-_INDEXED = re.compile(r"^llm\.(input_messages|output_messages|tools)\.(\d+)\.(.+)$")
+_INDEXED = re.compile(
+    r"^(llm\.(?:input_messages|output_messages|tools|request\.functions)|gen_ai\.(?:prompt|completion))"
+    r"\.(\d+)\.(.+)$"
+)
 _PROVIDERS = (  # a keyword of the provider or model name → our provider
     ("anthropic", "anthropic"),
     ("claude", "anthropic"),
@@ -67,83 +76,6 @@ _PROVIDERS = (  # a keyword of the provider or model name → our provider
     ("azure", "openai"),
     ("gpt", "openai"),
 )
-
-
-@dataclass
-class LlmSpan:
-    record: Record
-    name: str
-    start: datetime
-    attrs: dict[str, Any]
-
-
-def _value(v: Any) -> Any:
-    """An OTLP ``AnyValue`` as a Python value (64-bit integers come as strings)."""
-    if not isinstance(v, Mapping):
-        return None
-    if "stringValue" in v:
-        return v["stringValue"]
-    if "intValue" in v:
-        try:
-            return int(v["intValue"])
-        except (TypeError, ValueError):
-            return None
-    if "doubleValue" in v:
-        return v["doubleValue"]
-    if "boolValue" in v:
-        return v["boolValue"]
-    if "arrayValue" in v and isinstance(v["arrayValue"], Mapping):
-        return [_value(x) for x in v["arrayValue"].get("values", [])]
-    return None
-
-
-def _attrs(rec: Record, raw: Any, where: str) -> dict[str, Any]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, list):
-        raise rec.fail(
-            f"{where}.attributes: expected a list of key/value objects, found {kind(raw)}"
-        )
-    return {a["key"]: _value(a.get("value")) for a in raw if isinstance(a, Mapping) and "key" in a}
-
-
-def _time(rec: Record, span: Mapping[str, Any]) -> datetime:
-    raw = span.get("startTimeUnixNano")
-    try:
-        return datetime.fromtimestamp(int(raw) // 1000 / 1_000_000, tz=UTC)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError, OSError):
-        raise rec.fail(
-            f"startTimeUnixNano: expected nanoseconds since 1970, found {kind(raw)}"
-        ) from None
-
-
-def _is_llm(attrs: Mapping[str, Any]) -> bool:
-    if attrs.get("openinference.span.kind") == "LLM":
-        return True
-    return any(k in attrs for k in ("gen_ai.request.model", "gen_ai.response.model"))
-
-
-def _spans(records: list[Record]) -> list[LlmSpan]:
-    found: list[LlmSpan] = []
-    for rec in records:
-        resources = rec.data.get("resourceSpans")
-        if not isinstance(resources, list):
-            raise rec.fail(
-                f"resourceSpans: expected a list (an OTLP JSON export), found {kind(resources)}"
-            )
-        for rs in resources:
-            scopes = rs.get("scopeSpans") if isinstance(rs, Mapping) else None
-            for ss in scopes if isinstance(scopes, list) else []:
-                spans = ss.get("spans") if isinstance(ss, Mapping) else None
-                for span in spans if isinstance(spans, list) else []:
-                    if not isinstance(span, Mapping):
-                        continue
-                    name = str(span.get("name", ""))
-                    attrs = _attrs(rec, span.get("attributes"), f"span {name!r}")
-                    if _is_llm(attrs):
-                        found.append(LlmSpan(rec, name, _time(rec, span), attrs))
-    found.sort(key=lambda s: s.start)  # stable: spans of one instant keep file order
-    return found
 
 
 def _model(s: LlmSpan) -> str:
@@ -168,26 +100,34 @@ def _provider(s: LlmSpan, model: str) -> str:
     )
 
 
-def measured(a: Mapping[str, Any]) -> dict[str, int] | None:
-    """Usage in our terms (``input`` uncached), from either convention; None if absent."""
-    keys = {
-        "total": ("gen_ai.usage.input_tokens", "llm.token_count.prompt"),
-        "read": (
-            "gen_ai.usage.cache_read.input_tokens",
-            "llm.token_count.prompt_details.cache_read",
-        ),
-        "write": (
-            "gen_ai.usage.cache_creation.input_tokens",
-            "llm.token_count.prompt_details.cache_write",
-        ),
-        "output": ("gen_ai.usage.output_tokens", "llm.token_count.completion"),
-    }
-    if not any(k in a for names in keys.values() for k in names):
+def _short(c: Mapping[str, int]) -> bool:
+    """An input count smaller than its cached parts: no total, the uncached count."""
+    return c["total"] < c["read"] + c["write"]
+
+
+def measured(a: Mapping[str, Any], uncached_input: bool = False) -> dict[str, int] | None:
+    """Usage in our terms (``input`` uncached); None if absent. The conventions count
+    cached tokens in the input (``uncached_input`` says this instrumentation does not)."""
+    c = usage_counts(a)
+    if c is None:
         return None
-    got = {what: next((as_int(a[k]) for k in names if k in a), 0) for what, names in keys.items()}
-    total, read, write = got["total"], got["read"], got["write"]
-    uncached = total - read - write if total >= read + write else total
-    return usage(uncached, read, write, got["output"])
+    total, read, write = c["total"], c["read"], c["write"]
+    uncached = total if uncached_input or _short(c) else total - read - write
+    return usage(uncached, read, write, c["output"])
+
+
+def _uncached_input(spans: list[LlmSpan], providers: list[str]) -> set[tuple[str, str]]:
+    """The (instrumentation scope, provider) pairs whose input counts leave cached tokens
+    out. The GenAI conventions (and OpenInference) say the input count SHOULD include
+    them; Anthropic's own ``input_tokens`` excludes them, and an instrumentation copying
+    it does so on every span. A span whose input is smaller than its cache reads and
+    writes holds no total: that proves the copy for its whole pair (decided per span, a
+    copied count above its cached parts would pass for a total). Else the conventions hold."""
+    return {
+        (s.scope, p)
+        for s, p in zip(spans, providers, strict=True)
+        if (c := usage_counts(s.attrs)) is not None and _short(c)
+    }
 
 
 def _json_list(s: LlmSpan, key: str) -> list[Any]:
@@ -241,6 +181,7 @@ def _genai_blocks(s: LlmSpan) -> list[Block]:
 
 
 def _indexed(s: LlmSpan, group: str) -> list[dict[str, Any]]:
+    """``group.N.key`` attributes as one ``{key: value}`` per N, in N order."""
     items: dict[int, dict[str, Any]] = {}
     for key, value in s.attrs.items():
         m = _INDEXED.match(key)
@@ -250,19 +191,30 @@ def _indexed(s: LlmSpan, group: str) -> list[dict[str, Any]]:
 
 
 def _message_text(m: Mapping[str, Any]) -> str:
-    parts = [str(m["message.content"])] if isinstance(m.get("message.content"), str) else []
+    """An OpenInference message (``message.*``) or an older GenAI one (``content``, …)."""
+    content = m.get("message.content", m.get("content"))
+    parts = [content] if isinstance(content, str) else []
     parts += [str(v) for k, v in sorted(m.items()) if k.endswith("message_content.text")]
-    parts += [str(v) for k, v in sorted(m.items()) if ".tool_call.function." in k]
+    parts += [
+        str(v)
+        for k, v in sorted(m.items())
+        if ".tool_call.function." in k or k.startswith("tool_calls.")
+    ]
     return "\n".join(parts)
 
 
-def _openinference_blocks(s: LlmSpan) -> list[Block]:
+def _flat_blocks(s: LlmSpan, tools: str, inputs: str) -> list[Block]:
+    """Blocks of flattened ``tools.N.*`` and ``inputs.N.*`` attributes."""
     blocks: list[Block] = [
-        {"section": "tools", "name": f"tools[{i}]", "text": str(t.get("tool.json_schema", ""))}
-        for i, t in enumerate(_indexed(s, "tools"))
+        {
+            "section": "tools",
+            "name": f"tools[{i}]",  # an older GenAI function is name, description, parameters
+            "text": str(t.get("tool.json_schema", "")) if tools == "llm.tools" else json_text(t),
+        }
+        for i, t in enumerate(_indexed(s, tools))
     ]
-    for i, m in enumerate(_indexed(s, "input_messages")):
-        role, text = m.get("message.role"), _message_text(m)
+    for i, m in enumerate(_indexed(s, inputs)):
+        role, text = m.get("message.role", m.get("role")), _message_text(m)
         if role == "system":
             blocks.append({"section": "system", "name": f"system[{i}]", "text": text})
         else:
@@ -277,7 +229,8 @@ def _answer(s: LlmSpan) -> str:
     if "gen_ai.output.messages" in s.attrs:
         out = _json_list(s, "gen_ai.output.messages")
         return "\n".join(_part_text(p) for m in out if isinstance(m, Mapping) for p in _parts(m))
-    return "\n".join(_message_text(m) for m in _indexed(s, "output_messages"))
+    out = _indexed(s, "llm.output_messages") or _indexed(s, "gen_ai.completion")
+    return "\n".join(_message_text(m) for m in out)
 
 
 def _records(path: Path, skipped: Skipped) -> list[Record]:
@@ -298,17 +251,24 @@ def _records(path: Path, skipped: Skipped) -> list[Record]:
 
 
 def import_otel(path: Path, count: TokenCount) -> Imported:
-    skipped = Skipped()
-    spans = _spans(_records(path, skipped))
+    skipped, skips = Skipped(), Counter[str]()
+    spans = model_spans(_records(path, skipped), skips)
+    counted = ", ".join(f"{n} {why}{'' if n == 1 else 's'}" for why, n in skips.items())
     if not spans:
-        raise no_requests(
-            str(path), "spans with gen_ai.request.model or openinference.span.kind LLM"
-        )
+        what = "spans with gen_ai.request.model or openinference.span.kind LLM"
+        raise no_requests(str(path), what + (f" (skipped {counted})" if skips else ""))
+    models = [_model(s) for s in spans]
+    providers = [_provider(s, m) for s, m in zip(spans, models, strict=True)]
+    uncached = _uncached_input(spans, providers)
     steps = []
-    for s in spans:
-        model = _model(s)
-        blocks = _genai_blocks(s) or _openinference_blocks(s)
-        steps.append((s, model, _provider(s, model), blocks, measured(s.attrs)))
+    for s, model, provider in zip(spans, models, providers, strict=True):
+        blocks = (
+            _genai_blocks(s)
+            or _flat_blocks(s, "llm.tools", "llm.input_messages")
+            or _flat_blocks(s, "llm.request.functions", "gen_ai.prompt")
+        )
+        u = measured(s.attrs, (s.scope, provider) in uncached)
+        steps.append((s, model, provider, blocks, u))
     # What the span does not record (the tools, a system prompt) is sized from usage:
     # the smallest gap between a request's measured input and its recorded blocks.
     gaps = [
@@ -364,4 +324,18 @@ def import_otel(path: Path, count: TokenCount) -> Imported:
         environment=None,
         events=events.events,
     )
-    return Imported(data, skipped.warnings(str(path)))
+    warnings = skipped.warnings(str(path))
+    if skips:
+        warnings += (f"skipped {counted}: only billed model calls are requests",)
+    for scope, provider in sorted(uncached):
+        n = sum((s.scope, p) == (scope, provider) for s, p in zip(spans, providers, strict=True))
+        warnings += (
+            f"{provider} spans of instrumentation {scope!r} report input tokens without the"
+            f" cached ones (an input smaller than its cache reads and writes): all {n} read so",
+        )
+    if all(u is None for *_, u in steps):
+        warnings += (
+            "no span carries usage (gen_ai.usage.* or llm.token_count.*): the requests have "
+            "no measured usage; analyze simulates only",
+        )
+    return Imported(data, warnings)
