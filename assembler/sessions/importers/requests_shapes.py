@@ -195,10 +195,12 @@ def responses_blocks(request: Mapping[str, Any]) -> list[Block]:
     items = request.get("input")
     if isinstance(items, str):
         b.message("user", "text", items)
-    for item in iter_items(items):
+    listed = list(iter_items(items))
+    turn = _turn_start(listed)
+    for i, item in enumerate(listed):
         itype = item.get("type", "message")
-        if itype == "reasoning":
-            continue  # encrypted, and sized by nothing the log shows
+        if itype == "reasoning" and i < turn:
+            continue  # reasoning leaves the input at a new user turn (as Codex's importer has it)
         if itype == "message":
             role = item.get("role")
             if role in ("system", "developer"):
@@ -210,10 +212,20 @@ def responses_blocks(request: Mapping[str, Any]) -> list[Block]:
             b.message("assistant", "function_call", json_text(body))
         elif itype in ("function_call_output", "custom_tool_call_output"):
             b.message("user", str(itype), content_text(item.get("output")), item)
-        else:  # custom tool calls, server tools' calls, item references: all input
+        else:  # reasoning, custom tool calls, server tools' calls, item references: all input
             role = "user" if str(itype).endswith("_output") else "assistant"
             b.message(role, str(itype)[:40], json_text(_without_marker(item)), item)
     return b.blocks
+
+
+def _turn_start(items: list[Mapping[str, Any]]) -> int:
+    """Where the current turn starts: the last user message's index (0 if none)."""
+    users = [
+        i
+        for i, item in enumerate(items)
+        if item.get("type", "message") == "message" and item.get("role") == "user"
+    ]
+    return users[-1] if users else 0
 
 
 def _first_marked(content: Any) -> Mapping[str, Any] | None:

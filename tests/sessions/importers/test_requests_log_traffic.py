@@ -219,9 +219,11 @@ def test_responses_items_of_every_type_are_blocks(tmp_path: Path) -> None:
     assert [b.name for b in step.call.request] == [
         "system[0]",
         "messages[0] text",
-        "messages[1] custom_tool_call",
-        "messages[2] custom_tool_call_output",
+        "messages[1] reasoning",
+        "messages[2] custom_tool_call",
+        "messages[3] custom_tool_call_output",
     ]
+    assert "rs_1" not in "".join(b.text for b in step.call.request)
 
 
 def test_previous_response_id_prepends_the_stored_conversation(tmp_path: Path) -> None:
