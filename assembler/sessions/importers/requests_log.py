@@ -10,7 +10,9 @@ request's own; usage comes from the response. See docs/importers.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +32,29 @@ from assembler.sessions.importers.records import (
     kind,
     no_requests,
     openai_usage,
-    parse_time,
     read_jsonl,
 )
 from assembler.sessions.importers.request_cache import request_settings, response_diagnostic
+from assembler.sessions.importers.requests_lines import (
+    Failures,
+    failure,
+    provider,
+    request_time,
+    url_model,
+)
+from assembler.sessions.importers.requests_shapes import (
+    anthropic_blocks,
+    chat_blocks,
+    known_part_text,
+    own_lifetimes,
+    responses_blocks,
+    stored_conversation,
+    write_ttl,
+)
 
 ROOT = "requests_log"
 ANTHROPIC, CHAT, RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
-Block = dict[str, Any]
+__all__ = ["anthropic_blocks", "chat_blocks", "import_requests", "responses_blocks"]
 
 
 def _map(rec: Record, *keys: str) -> Mapping[str, Any]:
@@ -75,194 +92,6 @@ def detect(rec: Record, request: Mapping[str, Any], response: Mapping[str, Any])
     raise rec.fail("request: expected an Anthropic Messages, OpenAI Chat or Responses body")
 
 
-_MARKERS = ("cache_control", "prompt_cache_breakpoint")  # Anthropic; OpenAI GPT-5.6+
-
-
-def _marked(part: Mapping[str, Any]) -> bool:
-    return any(isinstance(part.get(m), Mapping) for m in _MARKERS)
-
-
-def _mark(block: Block, part: Mapping[str, Any] | None) -> None:
-    """Put ``part``'s cache marker, if it has one, on ``block``, with the lifetime it
-    asks for (``cache_control.ttl``; kept only where it differs from the request's)."""
-    if part is None or not _marked(part):
-        return
-    block["breakpoint"] = True
-    control = part.get("cache_control")
-    if isinstance(control, Mapping) and control.get("ttl") in ("5m", "1h"):
-        block["ttl"] = control["ttl"]
-
-
-def own_lifetimes(blocks: list[Block], request_ttl: str | None) -> list[Block]:
-    """``blocks`` with a marker's lifetime kept only where it differs from the request's
-    (a request mixing 1-hour and 5-minute markers); none when the request has no lifetime
-    the API takes."""
-    for block in blocks:
-        if "ttl" in block and (request_ttl is None or block["ttl"] == request_ttl):
-            del block["ttl"]
-    return blocks
-
-
-def _without_marker(part: Mapping[str, Any]) -> dict[str, Any]:
-    # The marker is not content: moving it must not look like a changed block.
-    return {k: v for k, v in part.items() if k not in _MARKERS}
-
-
-def write_ttl(request: Mapping[str, Any]) -> str | None:
-    """The lifetime an Anthropic request's cache writes are made with, from its markers'
-    ``cache_control.ttl``: ``1h`` when every marker asks for an hour, ``5m`` when any
-    asks for five minutes or names none (the API's default); 1-hour entries must come
-    first, so the tail the next request reads is then a 5-minute one. ``None`` when no
-    marker names a lifetime or one names a value the API does not take."""
-    markers = [
-        part["cache_control"]
-        for part in (
-            request,
-            *iter_items(request.get("tools")),
-            *iter_items(request.get("system")),
-            *(p for m in iter_items(request.get("messages")) for p in iter_items(m.get("content"))),
-        )
-        if isinstance(part.get("cache_control"), Mapping)
-    ]
-    if not any("ttl" in m for m in markers):
-        return None
-    ttls = {m.get("ttl", "5m") for m in markers}
-    if not ttls <= {"5m", "1h"}:
-        return None
-    return "5m" if "5m" in ttls else "1h"
-
-
-def _tool_blocks(tools: Any) -> list[Block]:
-    """One block per tool definition, so a marker on the last tool lands exactly."""
-    blocks = []
-    for i, tool in enumerate(iter_items(tools)):
-        fn = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
-        name = fn.get("name") if isinstance(fn, Mapping) else None
-        block: Block = {
-            "section": "tools",
-            "name": f"tools[{i}]" + (f" {name}" if isinstance(name, str) else ""),
-            "text": json_text(_without_marker(tool)),
-        }
-        _mark(block, tool)
-        blocks.append(block)
-    return blocks
-
-
-def _part_text(part: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(kind, text) of one content part; thinking and reasoning are left out."""
-    ptype = part.get("type")
-    if ptype in ("text", "input_text", "output_text"):
-        return "text", str(part.get("text", ""))
-    if ptype == "tool_use":
-        body = {
-            "type": "tool_use",
-            "id": part.get("id"),
-            "name": part.get("name"),
-            "input": part.get("input"),
-        }
-        return "tool_use", json_text(body)
-    if ptype == "tool_result":
-        return "tool_result", content_text(part.get("content"))
-    if ptype in ("image", "input_image", "image_url", "document", "input_file"):
-        return str(ptype), f"[{ptype}]"
-    return None
-
-
-def _role(value: Any) -> str:
-    # The schema knows user and assistant; tool results are input the user side sends.
-    return "assistant" if value == "assistant" else "user"
-
-
-class _Blocks:
-    def __init__(self) -> None:
-        self.blocks: list[Block] = []
-        self.messages = 0
-        self.system = 0
-
-    def system_text(self, text: str, marker: Mapping[str, Any] | None = None) -> None:
-        block: Block = {"section": "system", "name": f"system[{self.system}]", "text": text}
-        _mark(block, marker)
-        self.blocks.append(block)
-        self.system += 1
-
-    def message(
-        self, role: str, what: str, text: str, marker: Mapping[str, Any] | None = None
-    ) -> None:
-        block: Block = {
-            "section": "messages",
-            "name": f"messages[{self.messages}] {what}",
-            "role": role,
-            "text": text,
-        }
-        _mark(block, marker)
-        self.blocks.append(block)
-        self.messages += 1
-
-    def content(self, role: str, content: Any) -> None:
-        if isinstance(content, str):
-            self.message(role, "text", content)
-            return
-        for part in iter_items(content):
-            got = _part_text(part)
-            if got is not None:
-                self.message(role, got[0], got[1], part)
-
-
-def anthropic_blocks(request: Mapping[str, Any]) -> list[Block]:
-    b = _Blocks()
-    b.blocks.extend(_tool_blocks(request.get("tools")))
-    system = request.get("system")
-    if isinstance(system, str):
-        b.system_text(system)
-    for part in iter_items(system):
-        b.system_text(str(part.get("text", "")), part)
-    for msg in iter_items(request.get("messages")):
-        b.content(_role(msg.get("role")), msg.get("content"))
-    if _marked(request) and b.blocks:  # top-level cache_control: automatic, on the last block
-        _mark(b.blocks[-1], request)
-    return b.blocks
-
-
-def chat_blocks(request: Mapping[str, Any]) -> list[Block]:
-    b = _Blocks()
-    b.blocks.extend(_tool_blocks(request.get("tools")))
-    for msg in iter_items(request.get("messages")):
-        role = msg.get("role")
-        if role in ("system", "developer"):
-            b.system_text(content_text(msg.get("content")))
-            continue
-        if msg.get("content") is not None:
-            b.content(_role(role), msg.get("content"))
-        for call in iter_items(msg.get("tool_calls")):
-            b.message("assistant", "tool_call", json_text(call))
-    return b.blocks
-
-
-def responses_blocks(request: Mapping[str, Any]) -> list[Block]:
-    b = _Blocks()
-    b.blocks.extend(_tool_blocks(request.get("tools")))
-    if isinstance(request.get("instructions"), str):
-        b.system_text(request["instructions"])
-    items = request.get("input")
-    if isinstance(items, str):
-        b.message("user", "text", items)
-    for item in iter_items(items):
-        itype = item.get("type", "message")
-        if itype == "message":
-            role = item.get("role")
-            if role in ("system", "developer"):
-                marker = next((p for p in iter_items(item.get("content")) if _marked(p)), None)
-                b.system_text(content_text(item.get("content")), marker)
-            else:
-                b.content(_role(role), item.get("content"))
-        elif itype == "function_call":
-            body = {k: item.get(k) for k in ("type", "call_id", "name", "arguments")}
-            b.message("assistant", "function_call", json_text(body))
-        elif itype == "function_call_output":
-            b.message("user", "function_call_output", content_text(item.get("output")))
-    return b.blocks
-
-
 def _details(u: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = u.get(key)
     return value if isinstance(value, Mapping) else {}
@@ -276,9 +105,11 @@ def measured(api: str, response: Mapping[str, Any]) -> dict[str, int] | None:
         return anthropic_usage(u)
     if api == CHAT:
         d = _details(u, "prompt_tokens_details")
+        # DeepSeek names its hits apart (``prompt_cache_hit_tokens``; misses are the rest)
+        hits = u.get("prompt_cache_hit_tokens", d.get("cached_tokens"))
         return openai_usage(
             as_int(u.get("prompt_tokens")),
-            as_int(d.get("cached_tokens")),
+            as_int(hits),
             as_int(d.get("cache_write_tokens")),
             as_int(u.get("completion_tokens")),
         )
@@ -311,44 +142,105 @@ def answer(api: str, response: Mapping[str, Any]) -> str:
 
 
 def _answer_part(part: Mapping[str, Any]) -> str:
-    got = _part_text(part)
+    got = known_part_text(part)
     return got[1] if got else ""
-
-
-def _time(rec: Record, response: Mapping[str, Any]) -> datetime:
-    for key in ("timestamp", "time", "created_at"):
-        if isinstance(rec.data.get(key), str):
-            return parse_time(rec.data[key], rec)
-    for key in ("created", "created_at"):  # OpenAI responses carry a Unix time
-        value = response.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e11:
-            return datetime.fromtimestamp(value, tz=UTC)
-    raise rec.fail(
-        "timestamp: expected an ISO 8601 time on the line or a Unix created time in the response"
-    )
 
 
 BUILDERS = {ANTHROPIC: anthropic_blocks, CHAT: chat_blocks, RESPONSES: responses_blocks}
 
 
+@dataclass
+class _Call:
+    """One served call of the log, read but not yet placed in time."""
+
+    rec: Record
+    at: datetime
+    api: str
+    request: Mapping[str, Any]
+    response: Mapping[str, Any]
+    provider: str
+    model: str
+
+
+def _read_call(rec: Record, failures: Failures) -> _Call | None:
+    raw = next((rec.data[k] for k in ("response", "response_body") if k in rec.data), None)
+    why = failure(rec, raw)
+    if why is not None:
+        failures.add(rec, why)
+        return None
+    request = _map(rec, "request", "request_body")
+    response = _map(rec, "response", "response_body")
+    api = detect(rec, request, response)
+    model = request.get("model") or url_model(rec) or response.get("model")
+    if not isinstance(model, str) or not model:
+        raise rec.fail(f"request.model: expected the model name, found {kind(model)}")
+    served_by = provider(rec, api == ANTHROPIC, response, model)
+    return _Call(rec, request_time(rec, response), api, request, response, served_by, model[:200])
+
+
+class _Stored:
+    """Responses the API keeps (``previous_response_id``): each one's conversation, and the
+    requests that named one not in the log."""
+
+    def __init__(self) -> None:
+        self.conversations: dict[str, list[Any]] = {}
+        self.missing = 0
+        self.first_missing = ""
+
+    def request(self, call: _Call) -> Mapping[str, Any]:
+        """``call``'s request with the stored conversation it continues put before its input."""
+        request, prev = call.request, call.request.get("previous_response_id")
+        if isinstance(prev, str) and prev:
+            earlier = self.conversations.get(prev)
+            if earlier is None:
+                self.missing += 1
+                self.first_missing = self.first_missing or f"line {call.rec.line}: {prev[:60]}"
+            else:
+                request = {**request, "input": earlier + stored_conversation(request, {})}
+        if isinstance(call.response.get("id"), str):
+            self.conversations[call.response["id"]] = stored_conversation(request, call.response)
+        return request
+
+    def warnings(self) -> tuple[str, ...]:
+        if not self.missing:
+            return ()
+        return (
+            f"{self.missing} request(s) continue a stored response not in the log "
+            f"(previous_response_id, first at {self.first_missing}): their earlier "
+            "conversation is not simulated",
+        )
+
+
+def _in_time_order(calls: list[_Call]) -> tuple[list[_Call], tuple[str, ...]]:
+    """Calls by request time, ties in file order: a log written as calls complete puts a
+    long call after shorter ones that started later."""
+    late = next((c for p, c in pairwise(calls) if c.at < p.at), None)
+    if late is None:
+        return calls, ()
+    ordered = sorted(calls, key=lambda c: c.at)
+    first = late.rec.line
+    return ordered, (
+        f"lines not in time order were put in order of their timestamps (first at line {first})",
+    )
+
+
 def import_requests(path: Path) -> Imported:
-    skipped = Skipped()
+    skipped, failures = Skipped(), Failures()
+    calls = [c for rec in read_jsonl(path, skipped) if (c := _read_call(rec, failures))]
+    calls, order_note = _in_time_order(calls)
+    stored = _Stored()
     events = Events()
     initial: tuple[str, str] | None = None  # the session header's provider and model
     current = ("", "")
-    for rec in read_jsonl(path, skipped):
-        request = _map(rec, "request", "request_body")
-        response = _map(rec, "response", "response_body")
-        api = detect(rec, request, response)
-        model = request.get("model") or response.get("model")
-        if not isinstance(model, str) or not model:
-            raise rec.fail(f"request.model: expected the model name, found {kind(model)}")
+    for call in calls:
+        rec, api, response = call.rec, call.api, call.response
+        request = stored.request(call) if api == RESPONSES else call.request
         request_ttl = write_ttl(request) if api == ANTHROPIC else None
         blocks = own_lifetimes(BUILDERS[api](request), request_ttl)
         if not blocks:
             raise rec.fail("request: expected at least one message, system prompt or tool")
-        at = _time(rec, response)
-        now = ("anthropic" if api == ANTHROPIC else "openai", model[:200])
+        at = call.at
+        now = (call.provider, call.model)
         if initial is None:
             initial = current = now
             events.enter(at, ROOT)
@@ -377,4 +269,5 @@ def import_requests(path: Path) -> Imported:
         environment=None,
         events=events.events,
     )
-    return Imported(data, skipped.warnings(str(path)))
+    notes = failures.warnings() + order_note + stored.warnings()
+    return Imported(data, skipped.warnings(str(path)) + notes)
