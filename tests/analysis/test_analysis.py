@@ -254,8 +254,9 @@ def test_json_and_rows_shape(research_session: Session) -> None:
         "usd",
         "usd_without_cache",
     }
-    # one step of the sample records the provider's usage: the measured sums join the totals
-    measured_totals = {"measured_read", "measured_write", "measured_uncached"}
+    # one step of the sample records the provider's usage: the measured sums join the totals,
+    # and its bill
+    measured_totals = {"measured_read", "measured_write", "measured_uncached", "billed"}
     assert set(j["totals"]) == simulated_totals | measured_totals
     assert "measured_totals" not in j
     recorded = [s.measured for s in a.steps if s.measured is not None]

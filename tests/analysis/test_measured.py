@@ -289,6 +289,8 @@ def test_cli_reports_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str
         MODEL_SWITCH,
         COMPACTION,
     ]
+    billed = out["steps"][1]["measured"].pop("billed_usd")
+    assert isinstance(billed, float) and billed > 0  # the bill of this step, priced
     assert out["steps"][1]["measured"] == {
         "input": 440,
         "cache_read": 8960,

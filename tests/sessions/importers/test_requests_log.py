@@ -112,17 +112,18 @@ def test_chat_usage_takes_the_cached_tokens_out_of_the_input(all_steps: list[Ste
 def test_responses_usage_items_and_time_from_created_at(all_steps: list[Step]) -> None:
     step = all_steps[7]
     # below the 1,024-token minimum: nothing cached
-    assert step.call.usage == Usage(input=141, cache_read=0, cache_write=0, output=50)
+    assert step.call.usage == Usage(input=168, cache_read=0, cache_write=0, output=50)
     assert step.at.isoformat() == "2026-03-12T15:26:40+00:00"
     b = blocks(step)
     assert [x.name for x in b] == [
         "tools[0] read_file",
         "system[0]",
         "messages[0] text",
-        "messages[1] function_call",
-        "messages[2] function_call_output",
+        "messages[1] reasoning",
+        "messages[2] function_call",
+        "messages[3] function_call_output",
     ]
-    assert "gAAA" not in "".join(x.text for x in b)  # encrypted reasoning is left out
+    assert "gAAA" in "".join(x.text for x in b)  # current-turn reasoning is input
     assert step.call.output == "Naive dates again."
 
 
