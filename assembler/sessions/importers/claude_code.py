@@ -283,18 +283,18 @@ def _missing_main(path: Path, main: Transcript, inline: list[Transcript]) -> Imp
 
 def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None = None) -> Imported:
     skipped = Skipped()
-    main, *inline = read_transcript(path, skipped)
+    main, *inline = read_transcript(path, skipped, count)
     if not main.requests:
         raise _missing_main(path, main, inline)
     subs = inline + [
         t
         for f in subagent_files(path, subagents)
-        for t in read_transcript(f, skipped, sidechains=False, thread=f.stem)
+        for t in read_transcript(f, skipped, count, sidechains=False, thread=f.stem)
     ]
     calls = [
         t
         for f in compaction_files(path, subagents)
-        for t in read_transcript(f, skipped, sidechains=False, thread="")
+        for t in read_transcript(f, skipped, count, sidechains=False, thread="")
     ]
     _merge_compactions(main, calls)
     for t in (main, *subs):

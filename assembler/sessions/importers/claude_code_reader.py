@@ -14,11 +14,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from assembler.sessions.importers.hidden import Hidden, image_hidden
+from assembler.sessions.importers.hidden import Hidden, image_hidden, nested_hidden
 from assembler.sessions.importers.history import (
     Entry,
     Item,
     Request,
+    TokenCount,
     ToolDone,
     TurnStart,
     content_text,
@@ -84,6 +85,7 @@ class _Reader:
     the latest record is on."""
 
     transcript: Transcript
+    count: TokenCount
     thread: str = ""
     history: list[Item] = field(default_factory=list)
     open_requests: dict[str, Request] = field(default_factory=dict)
@@ -197,8 +199,10 @@ class _Reader:
         use_id = part.get("tool_use_id")
         use_id = use_id if isinstance(use_id, str) else ""
         name, tool_input = self.tool_uses.get(use_id, ("", ""))
-        output = content_text(part.get("content"))
-        self.history.append(Item("user", "tool_result", output, name, use_id=use_id))
+        content = part.get("content")
+        output = content_text(content)
+        hidden = nested_hidden(content, self.count)
+        self.history.append(Item("user", "tool_result", output, name, hidden, use_id))
         agent_id = None
         if name in TASK_TOOLS:
             result = rec.data.get("toolUseResult")
@@ -319,17 +323,17 @@ def _text(part: Mapping[str, Any], rec: Record) -> str:
 
 
 def read_transcript(
-    path: Path, skipped: Skipped, *, sidechains: bool = True, thread: str = ""
+    path: Path, skipped: Skipped, count: TokenCount, *, sidechains: bool = True, thread: str = ""
 ) -> list[Transcript]:
     """The main conversation first, then inline sidechains grouped by ``agentId``."""
-    main = _Reader(Transcript(str(path)), thread=thread)
+    main = _Reader(Transcript(str(path)), count, thread=thread)
     inline: dict[str, _Reader] = {}
     for rec in read_jsonl(path, skipped):
         if sidechains and rec.data.get("isSidechain") is True:
             aid = _opt_str(rec, "agentId") or "sidechain"
             reader = inline.get(aid)
             if reader is None:
-                reader = inline[aid] = _Reader(Transcript(str(path), agent_id=aid), thread=aid)
+                reader = inline[aid] = _Reader(Transcript(str(path), agent_id=aid), count, aid)
             reader.read(rec)
         else:
             main.read(rec)
