@@ -16,7 +16,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from assembler.sessions.importers.claude_code_reader import Transcript, read_transcript
+from assembler.sessions.importers.claude_code_reader import (
+    Dropped,
+    Transcript,
+    read_transcript,
+)
 from assembler.sessions.importers.history import (
     Events,
     Imported,
@@ -282,19 +286,19 @@ def _missing_main(path: Path, main: Transcript, inline: list[Transcript]) -> Imp
 
 
 def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None = None) -> Imported:
-    skipped = Skipped()
-    main, *inline = read_transcript(path, skipped, count)
+    skipped, dropped = Skipped(), Dropped()
+    main, *inline = read_transcript(path, skipped, count, dropped)
     if not main.requests:
         raise _missing_main(path, main, inline)
     subs = inline + [
         t
         for f in subagent_files(path, subagents)
-        for t in read_transcript(f, skipped, count, sidechains=False, thread=f.stem)
+        for t in read_transcript(f, skipped, count, dropped, sidechains=False, thread=f.stem)
     ]
     calls = [
         t
         for f in compaction_files(path, subagents)
-        for t in read_transcript(f, skipped, count, sidechains=False, thread="")
+        for t in read_transcript(f, skipped, count, dropped, sidechains=False, thread="")
     ]
     _merge_compactions(main, calls)
     for t in (main, *subs):
@@ -317,4 +321,4 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
         events=events.events,
         title=main.title,
     )
-    return Imported(data, skipped.warnings(str(path)))
+    return Imported(data, skipped.warnings(str(path)) + dropped.warnings())

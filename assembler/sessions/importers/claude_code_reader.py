@@ -80,6 +80,27 @@ def platform_of(message: Mapping[str, Any], model: str) -> str:
 
 
 @dataclass
+class Dropped:
+    """Records left out on purpose, each kind counted for one warning."""
+
+    repeated: int = 0  # a line repeating an earlier record's uuid
+    repeated_first: str = ""
+
+    def repeat(self, source: str, line: int) -> None:
+        self.repeated_first = self.repeated_first or f"line {line} of {source}"
+        self.repeated += 1
+
+    def warnings(self) -> tuple[str, ...]:
+        if not self.repeated:
+            return ()
+        n = self.repeated
+        return (
+            f"skipped {n} repeated record{'s' if n > 1 else ''} (a uuid written again, "
+            f"the first copy kept; first at {self.repeated_first})",
+        )
+
+
+@dataclass
 class _Reader:
     """Walks one transcript's records in file order, keeping the history of the branch
     the latest record is on."""
@@ -323,12 +344,26 @@ def _text(part: Mapping[str, Any], rec: Record) -> str:
 
 
 def read_transcript(
-    path: Path, skipped: Skipped, count: TokenCount, *, sidechains: bool = True, thread: str = ""
+    path: Path,
+    skipped: Skipped,
+    count: TokenCount,
+    dropped: Dropped,
+    *,
+    sidechains: bool = True,
+    thread: str = "",
 ) -> list[Transcript]:
     """The main conversation first, then inline sidechains grouped by ``agentId``."""
     main = _Reader(Transcript(str(path)), count, thread=thread)
     inline: dict[str, _Reader] = {}
+    seen: set[str] = set()
     for rec in read_jsonl(path, skipped):
+        uuid = _opt_str(rec, "uuid")
+        if uuid is not None:
+            # a record written twice would repeat its content blocks in the history
+            if uuid in seen:
+                dropped.repeat(str(path), rec.line)
+                continue
+            seen.add(uuid)
         if sidechains and rec.data.get("isSidechain") is True:
             aid = _opt_str(rec, "agentId") or "sidechain"
             reader = inline.get(aid)

@@ -145,3 +145,24 @@ def test_a_tool_result_without_image_data_is_inferred_from_the_bill(tmp_path: Pa
     t.asst("09:00:10", "r2", [text("Fine.")], usage(12000, 900, 30))
     a = analysed(imported(t.write(tmp_path / "a.jsonl")).data)
     assert [name for name, _ in a.steps[1].inferred] == ["messages[2] tool_result Read"]
+
+
+# --- 2: a record written twice -----------------------------------------------------------
+
+
+def test_a_repeated_record_is_read_once_and_counted(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("09:00:00", "Find the bug")
+    t.asst("09:00:04", "r1", [text("Looking.")], usage(0, 12000, 10))
+    t.asst("09:00:05", "r1", [use("toolu_1", "Grep", pattern="x")], usage(0, 12000, 40))
+    t.lines.append(dict(t.lines[-1]))  # the same uuid again
+    t.user("09:00:06", [result("toolu_1", "a.py:1: x")])
+    t.asst("09:00:10", "r2", [text("Found it.")], usage(12000, 60, 10))
+    got = imported(t.write(tmp_path / "h.jsonl"))
+    names = [b["name"] for b in requests(got.data)[1]]
+    assert names.count("messages[2] tool_use Grep") == 1
+    assert len(names) == 5  # prefix, prompt, text, tool_use, tool_result
+    assert got.warnings == (
+        f"skipped 1 repeated record (a uuid written again, the first copy kept; "
+        f"first at line 4 of {tmp_path / 'h.jsonl'})",
+    )
