@@ -117,6 +117,7 @@ class _Reader:
     # the tree: uuid → (parent uuid, history items the record added)
     nodes: dict[str, tuple[str | None, tuple[Item, ...]]] = field(default_factory=dict)
     tip: str | None = None
+    turn_of: dict[int, str] = field(default_factory=dict)  # id(assistant item) → its request
 
     def read(self, rec: Record) -> None:
         rtype = rec.data.get("type")
@@ -153,10 +154,11 @@ class _Reader:
         if rtype == "user":
             self._branch(rec)
             self._user(rec, message)
+            added = tuple(self.history[start:])
         else:
-            self._assistant(rec, message)
+            added = self._assistant(rec, message)
         if uuid:
-            self.nodes[uuid] = (_opt_str(rec, "parentUuid"), tuple(self.history[start:]))
+            self.nodes[uuid] = (_opt_str(rec, "parentUuid"), added)
             self.tip = uuid
 
     def _follow(self, rec: Record, uuid: str, items: tuple[Item, ...]) -> None:
@@ -177,7 +179,10 @@ class _Reader:
             up, items = self.nodes[node]
             chain.append(items)
             node = up
-        history = [item for items in reversed(chain) for item in items]
+        history: list[Item] = []
+        for items in reversed(chain):
+            for item in items:
+                _place(history, item, self.turn_of.get(id(item)), self.turn_of)
         if len(history) < len(self.history):
             self.history = history
             self.pending_label = self.pending_label or "branch"
@@ -233,10 +238,10 @@ class _Reader:
                 agent_id = m.group(1)
         self.transcript.entries.append(ToolDone(at, name or "tool", tool_input, output, agent_id))
 
-    def _assistant(self, rec: Record, message: Mapping[str, Any]) -> None:
+    def _assistant(self, rec: Record, message: Mapping[str, Any]) -> tuple[Item, ...]:
         model = message.get("model")
         if model == SYNTHETIC:
-            return
+            return ()
         if not isinstance(model, str) or not model:
             raise rec.fail(f"message.model: expected the model name, found {kind(model)}")
         at = rec.at()
@@ -265,11 +270,14 @@ class _Reader:
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
+        added: list[Item] = []
         for part in iter_items(content):
             item = self._assistant_item(rec, part)
             if item is not None:
                 request.output.append(item)
-                self.history.append(item)
+                added.append(item)
+                self.turn_of[id(item)] = key
+                _place(self.history, item, key, self.turn_of)
         diagnostics = message.get("diagnostics")
         if isinstance(diagnostics, Mapping):  # the client asked for the provider's verdict
             request.diagnostic = anthropic_diagnostic(diagnostics)
@@ -282,6 +290,7 @@ class _Reader:
             self.ttl = anthropic_write_ttl(raw_usage) or self.ttl
             request.ttl = self.ttl
             request.service_tier = service_tier(raw_usage.get("service_tier"))
+        return tuple(added)
 
     def _assistant_item(self, rec: Record, part: Mapping[str, Any]) -> Item | None:
         ptype = part.get("type")
@@ -309,6 +318,19 @@ class _Reader:
             # its size comes from the billed growth.
             return Item("assistant", "thinking", THINKING_TEXT, hidden=Hidden())
         return None
+
+
+def _place(history: list[Item], item: Item, key: str | None, turn_of: dict[int, str]) -> None:
+    """Append ``item``; a block of a response whose tools ran while it streamed goes before
+    the results recorded in between: the API takes all of one message's tool_use blocks,
+    then their results in the next message."""
+    k = len(history)
+    while k > 0 and history[k - 1].kind == "tool_result":
+        k -= 1
+    if key is not None and 0 < k < len(history) and turn_of.get(id(history[k - 1])) == key:
+        history.insert(k, item)
+    else:
+        history.append(item)
 
 
 def _call_order(history: list[Item]) -> int | None:

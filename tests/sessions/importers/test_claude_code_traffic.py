@@ -166,3 +166,45 @@ def test_a_repeated_record_is_read_once_and_counted(tmp_path: Path) -> None:
         f"skipped 1 repeated record (a uuid written again, the first copy kept; "
         f"first at line 4 of {tmp_path / 'h.jsonl'})",
     )
+
+
+# --- 3: tools run while the answer streams -----------------------------------------------
+
+
+def _streamed(tmp_path: Path) -> Path:
+    t = Transcript()
+    t.user("09:00:00", "Read a.py and b.py")
+    t.asst("09:00:04", "r1", [use("toolu_a", file_path="a.py")], usage(0, 12000, 20))
+    t.user("09:00:04.500", [result("toolu_a", "print('a')\n" * 40)])
+    t.asst("09:00:05", "r1", [use("toolu_b", file_path="b.py")], usage(0, 12000, 60))
+    t.user("09:00:05.500", [result("toolu_b", "print('b')\n" * 40)])
+    t.asst("09:00:10", "r2", [text("Both print.")], usage(12000, 380, 10))
+    t.user("09:01:00", "ok next")
+    t.asst("09:01:04", "r3", [text("Sure.")], usage(12380, 12, 5))
+    return t.write(tmp_path / "b.jsonl")
+
+
+def test_tool_uses_of_one_response_come_before_their_results(tmp_path: Path) -> None:
+    names = [b["name"] for b in requests(imported(_streamed(tmp_path)).data)[1][2:]]
+    assert names == [
+        "messages[1] tool_use Read",
+        "messages[2] tool_use Read",
+        "messages[3] tool_result Read",
+        "messages[4] tool_result Read",
+    ]
+
+
+def test_a_rewind_past_a_streamed_response_keeps_the_api_order(tmp_path: Path) -> None:
+    t = Transcript()
+    t.lines = [json.loads(x) for x in _streamed(tmp_path).read_text("utf-8").splitlines()]
+    t.parent = t.lines[5]["uuid"]  # back to the answer "Both print."
+    t.user("09:02:00", "other question")
+    t.asst("09:02:04", "r4", [text("Answer.")], usage(12380, 12, 5))
+    names = [b["name"] for b in requests(imported(t.write(tmp_path / "b2.jsonl")).data)[3][2:]]
+    assert names[:4] == [
+        "messages[1] tool_use Read",
+        "messages[2] tool_use Read",
+        "messages[3] tool_result Read",
+        "messages[4] tool_result Read",
+    ]
+    assert names[-2:] == ["messages[5] text", "messages[6] text"]
