@@ -374,10 +374,12 @@ def read_transcript(
     sidechains: bool = True,
     thread: str = "",
 ) -> list[Transcript]:
-    """The main conversation first, then inline sidechains grouped by ``agentId``."""
+    """The main conversation first, then inline sidechains grouped by ``agentId``, or
+    without one by their own chain of ``parentUuid`` links."""
     main = _Reader(Transcript(str(path)), count, thread=thread)
     inline: dict[str, _Reader] = {}
     seen: set[str] = set()
+    chains: dict[str, str] = {}  # sidechain record uuid → its sidechain, when no agentId
     for rec in read_jsonl(path, skipped):
         uuid = _opt_str(rec, "uuid")
         if uuid is not None:
@@ -387,7 +389,7 @@ def read_transcript(
                 continue
             seen.add(uuid)
         if sidechains and rec.data.get("isSidechain") is True:
-            aid = _opt_str(rec, "agentId") or "sidechain"
+            aid = _opt_str(rec, "agentId") or _chain(rec, chains, inline)
             reader = inline.get(aid)
             if reader is None:
                 reader = inline[aid] = _Reader(Transcript(str(path), agent_id=aid), count, aid)
@@ -395,3 +397,20 @@ def read_transcript(
         else:
             main.read(rec)
     return [main.transcript] + [r.transcript for r in inline.values()]
+
+
+def _chain(rec: Record, chains: dict[str, str], inline: Mapping[str, _Reader]) -> str:
+    """The sidechain a record without ``agentId`` belongs to: its parent's; a new one at a
+    root (no parent), so parallel subagents written interleaved stay apart."""
+    parent = _opt_str(rec, "parentUuid")
+    group = chains.get(parent or "")
+    if group is None:
+        unnamed = [k for k in inline if k == "sidechain" or k.startswith("sidechain-")]
+        if parent is None or not unnamed:
+            group = f"sidechain-{len(unnamed) + 1}" if unnamed else "sidechain"
+        else:  # linked to a record outside the sidechains: the latest one
+            group = unnamed[-1]
+    uuid = _opt_str(rec, "uuid")
+    if uuid is not None:
+        chains[uuid] = group
+    return group

@@ -208,3 +208,33 @@ def test_a_rewind_past_a_streamed_response_keeps_the_api_order(tmp_path: Path) -
         "messages[4] tool_result Read",
     ]
     assert names[-2:] == ["messages[5] text", "messages[6] text"]
+
+
+# --- 4: parallel sidechains without agentId ----------------------------------------------
+
+
+def test_parallel_sidechains_without_agent_id_keep_their_own_history(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("09:00:00", "Research X and Y in parallel")
+    tasks = [
+        use("toolu_x", "Task", prompt="research X"),
+        use("toolu_y", "Task", prompt="research Y"),
+    ]
+    t.asst("09:00:04", "r1", tasks, usage(0, 12000, 80))
+    main = t.parent
+    for who, at, parent in (("x", "09:00:05", None), ("y", "09:00:05.100", None)):
+        t.parent = parent
+        t.user(at, f"research {who.upper()}", uuid=f"s{who}1", isSidechain=True)
+    for who, at in (("x", "09:00:08"), ("y", "09:00:09")):
+        t.parent = f"s{who}1"
+        answer = [text(f"{who.upper()} is " + who * 400)]
+        t.asst(at, f"r{who}", answer, usage(0, 5000, 100), uuid=f"s{who}2", isSidechain=True)
+    t.parent = main
+    t.user("09:00:10", [result("toolu_x", "X is ..."), result("toolu_y", "Y is ...")])
+    t.asst("09:00:14", "r2", [text("Summary")], usage(12000, 40, 10))
+    data = imported(t.write(tmp_path / "d.jsonl")).data
+    enters = [e["function"] for e in data["events"] if e["type"] == "enter"]
+    assert enters.count("subagent:sidechain") == 1
+    assert enters.count("subagent:sidechain-2") == 1
+    prompts = [[b["text"] for b in r if b["name"].endswith("text")] for r in requests(data)]
+    assert ["research X"] in prompts and ["research Y"] in prompts
