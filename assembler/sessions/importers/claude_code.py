@@ -40,6 +40,7 @@ from assembler.sessions.importers.records import (
     no_requests,
 )
 
+Block = dict[str, Any]
 AGENT = "claude-code"
 ROOT = "claude_code_session"
 CONTEXT_TEXT = "[context the client prepends to the first message: not recorded in the transcript]"
@@ -80,6 +81,11 @@ def _is_compaction_file(p: Path) -> bool:
 
 def _finish(t: Transcript, count: TokenCount) -> Transcript:
     t.prefix = infer_prefix([(r.usage, r.history) for r in t.requests], count)
+    # the part of the prefix a bill mixing lifetimes wrote for an hour
+    t.hour = max(
+        (r.usage.get("cache_write_1h", 0) for r in t.requests if r.usage and r.ttl == "5m"),
+        default=0,
+    )
     infer_hidden(t.requests, count)
     return t
 
@@ -122,7 +128,7 @@ class _Emitter:
             if r.model != self.main_model:
                 label = label or "model-switch"
             self.main_model = r.model
-        blocks = [*_prefix_blocks(t, who, self.system), *history_blocks(r.history)]
+        blocks = [*_prefix_blocks(t, who, self.system, r.ttl), *history_blocks(r.history)]
         # Claude Code marks the tail of every request; parallel results are sent in call
         # order with the marker on the one recorded last
         offset = len(blocks) - len(r.history)
@@ -167,23 +173,33 @@ class _Emitter:
             self.subagent(self.unlinked.pop(0))
 
 
-def _prefix_blocks(t: Transcript, who: str, system: int | None) -> list[dict[str, Any]]:
-    """The unrecorded system prompt and tools; for the main agent, when the bill separates
-    them, the system prompt and the context prepended to the first message apart."""
-    if who or system is None:
-        return [unrecorded_block(t.prefix, who)]
-    head = unrecorded_block(system)
-    head["name"] = "unrecorded system prompt"
-    head["inferred"] = True
-    context = {
-        "section": "messages",
-        "name": "unrecorded first-message context",
-        "role": "user",
-        "text": CONTEXT_TEXT,
-        "tokens": max(0, t.prefix - system),
-        "inferred": True,
-    }
-    return [head, context]
+def _prefix_blocks(t: Transcript, who: str, system: int | None, ttl: str | None) -> list[Block]:
+    """The unrecorded system prompt and tools; apart from the context prepended to the
+    first message when the bill separates them: by the read after a compaction (main
+    agent), or by a bill mixing lifetimes (Claude Code writes its system prompt and tools
+    for an hour, the messages for five minutes). In a request of 5-minute writes the
+    part billed for an hour carries its own lifetime."""
+    size = system if system is not None and not who else None
+    if size is None and 0 < t.hour < t.prefix:
+        size = t.hour
+    if size is None:
+        blocks = [unrecorded_block(t.prefix, who)]
+    else:
+        head = unrecorded_block(size, who)
+        head["name"] = "unrecorded system prompt"
+        head["inferred"] = True
+        context = {
+            "section": "messages",
+            "name": "unrecorded first-message context",
+            "role": "user",
+            "text": CONTEXT_TEXT if not who else CONTEXT_TEXT.replace("[", f"[{who}: ", 1),
+            "tokens": max(0, t.prefix - size),
+            "inferred": True,
+        }
+        blocks = [head, context]
+    if t.hour and ttl == "5m":
+        blocks[0]["ttl"] = "1h"
+    return blocks
 
 
 def _start(t: Transcript) -> datetime:

@@ -55,6 +55,7 @@ class Transcript:
     git_branch: str | None = None
     title: str | None = None
     prefix: int = 0
+    hour: int = 0  # the prefix's part a bill mixing lifetimes wrote for an hour
     records: int = 0  # user / assistant records read
     sidechain_records: int = 0  # of which isSidechain: true
 

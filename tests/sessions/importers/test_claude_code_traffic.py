@@ -238,3 +238,20 @@ def test_parallel_sidechains_without_agent_id_keep_their_own_history(tmp_path: P
     assert enters.count("subagent:sidechain-2") == 1
     prompts = [[b["text"] for b in r if b["name"].endswith("text")] for r in requests(data)]
     assert ["research X"] in prompts and ["research Y"] in prompts
+
+
+# --- 5: a bill mixing 1-hour and 5-minute writes -----------------------------------------
+
+
+def test_the_part_billed_for_an_hour_is_kept_an_hour(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("09:00:00", "hello")
+    t.asst("09:00:04", "r1", [text("hi")], usage(0, 12000, 50, hour=11000))
+    t.user("09:07:00", "again")  # 7 minutes: the 5-minute part expired, the hour's did not
+    t.asst("09:07:04", "r2", [text("yes")], usage(11000, 1015, 8))
+    data = imported(t.write(tmp_path / "g.jsonl")).data
+    head = requests(data)[0][0]
+    assert (head["name"], head["tokens"]) == ("unrecorded system prompt", 11000)
+    first, second = (e["request"] for e in data["events"] if e["type"] == "llm")
+    assert first["blocks"][0]["ttl"] == "1h" and second["breakpoints_1h"] == [0]
+    assert reads(data)[1] == (11000, 11000)  # the simulation read nothing before
