@@ -11,11 +11,15 @@ except ``summary`` for the title. See docs/importers.md.
 
 from __future__ import annotations
 
+import json
+import re
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from assembler.limits import ReadRefused, read_capped
 from assembler.sessions.importers.claude_code_reader import (
     Dropped,
     Transcript,
@@ -35,9 +39,13 @@ from assembler.sessions.importers.history import (
     unrecorded_block,
 )
 from assembler.sessions.importers.records import (
+    MAX_BYTES,
+    MAX_RECORD_BYTES,
     ImporterError,
+    Record,
     Skipped,
     no_requests,
+    read_jsonl,
 )
 
 Block = dict[str, Any]
@@ -301,20 +309,73 @@ def _missing_main(path: Path, main: Transcript, inline: list[Transcript]) -> Imp
     return no_requests(source, "assistant records with message.model and message.usage")
 
 
+_ASSISTANT = re.compile(rb'"type"\s*:\s*"assistant"')
+
+
+def _records(path: Path, skipped: Skipped, dropped: Dropped) -> list[Record]:
+    """The file's records; one over the size a record may have (a base64 file a tool
+    read) is skipped and counted, unless it is a response: the session needs its request."""
+    try:
+        return read_jsonl(path, skipped)
+    except ImporterError as exc:
+        if exc.line is None or not exc.message.startswith("the line is"):
+            raise
+        try:
+            raw = read_capped(path, MAX_BYTES)
+        except ReadRefused as again:
+            raise ImporterError(str(path), str(again)) from None
+    lines = raw.split(b"\n")
+    links: list[Record] = []  # what the tree needs of a skipped record: its place
+    for k, line in enumerate(lines):
+        if len(line) <= MAX_RECORD_BYTES:
+            continue
+        if _ASSISTANT.search(line):
+            raise ImporterError(
+                str(path),
+                f"the line is {len(line):,} bytes; one record may hold at most "
+                f"{MAX_RECORD_BYTES:,}, and this one is a response the session needs (an "
+                "oversized record of another kind is skipped)",
+                line=k + 1,
+            )
+        dropped.too_large(str(path), k + 1, len(line))
+        lines[k] = b""
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            keep = ("uuid", "parentUuid", "isSidechain", "agentId", "timestamp")
+            link = {key: value[key] for key in keep if key in value}
+            links.append(Record(k + 1, {**link, "type": "oversized"}, str(path)))
+    with tempfile.TemporaryDirectory() as folder:
+        rest = Path(folder) / path.name
+        rest.write_bytes(b"\n".join(lines))
+        own = Skipped()
+        records = [Record(r.line, r.data, str(path)) for r in read_jsonl(rest, own)]
+    if own.count:
+        skipped.add(str(path), own.first_line, own.first_reason)
+        skipped.count += own.count - 1
+    return sorted([*records, *links], key=lambda r: r.line)
+
+
 def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None = None) -> Imported:
     skipped, dropped = Skipped(), Dropped()
-    main, *inline = read_transcript(path, skipped, count, dropped)
+    main, *inline = read_transcript(path, _records(path, skipped, dropped), count, dropped)
     if not main.requests:
         raise _missing_main(path, main, inline)
     subs = inline + [
         t
         for f in subagent_files(path, subagents)
-        for t in read_transcript(f, skipped, count, dropped, sidechains=False, thread=f.stem)
+        for t in read_transcript(
+            f, _records(f, skipped, dropped), count, dropped, sidechains=False, thread=f.stem
+        )
     ]
     calls = [
         t
         for f in compaction_files(path, subagents)
-        for t in read_transcript(f, skipped, count, dropped, sidechains=False, thread="")
+        for t in read_transcript(
+            f, _records(f, skipped, dropped), count, dropped, sidechains=False, thread=""
+        )
     ]
     _merge_compactions(main, calls)
     for t in (main, *subs):

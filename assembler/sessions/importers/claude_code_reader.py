@@ -26,13 +26,12 @@ from assembler.sessions.importers.history import (
     json_text,
 )
 from assembler.sessions.importers.records import (
+    MAX_RECORD_BYTES,
     Record,
-    Skipped,
     anthropic_usage,
     anthropic_write_ttl,
     iter_items,
     kind,
-    read_jsonl,
 )
 from assembler.sessions.importers.request_cache import anthropic_diagnostic, service_tier
 
@@ -86,19 +85,31 @@ class Dropped:
 
     repeated: int = 0  # a line repeating an earlier record's uuid
     repeated_first: str = ""
+    oversized: int = 0  # a record over the size one may have, not a request
+    oversized_first: str = ""
 
     def repeat(self, source: str, line: int) -> None:
         self.repeated_first = self.repeated_first or f"line {line} of {source}"
         self.repeated += 1
 
+    def too_large(self, source: str, line: int, size: int) -> None:
+        self.oversized_first = self.oversized_first or f"line {line} of {source}, {size:,} bytes"
+        self.oversized += 1
+
     def warnings(self) -> tuple[str, ...]:
-        if not self.repeated:
-            return ()
-        n = self.repeated
-        return (
-            f"skipped {n} repeated record{'s' if n > 1 else ''} (a uuid written again, "
-            f"the first copy kept; first at {self.repeated_first})",
-        )
+        out: tuple[str, ...] = ()
+        if n := self.repeated:
+            out += (
+                f"skipped {n} repeated record{'s' if n > 1 else ''} (a uuid written again, "
+                f"the first copy kept; first at {self.repeated_first})",
+            )
+        if n := self.oversized:
+            out += (
+                f"skipped {n} oversized record{'s' if n > 1 else ''} (over "
+                f"{MAX_RECORD_BYTES:,} bytes, e.g. an attached file; its content is missing "
+                f"from the history; first at {self.oversized_first})",
+            )
+        return out
 
 
 @dataclass
@@ -368,7 +379,7 @@ def _text(part: Mapping[str, Any], rec: Record) -> str:
 
 def read_transcript(
     path: Path,
-    skipped: Skipped,
+    records: list[Record],
     count: TokenCount,
     dropped: Dropped,
     *,
@@ -381,7 +392,7 @@ def read_transcript(
     inline: dict[str, _Reader] = {}
     seen: set[str] = set()
     chains: dict[str, str] = {}  # sidechain record uuid → its sidechain, when no agentId
-    for rec in read_jsonl(path, skipped):
+    for rec in records:
         uuid = _opt_str(rec, "uuid")
         if uuid is not None:
             # a record written twice would repeat its content blocks in the history

@@ -10,12 +10,14 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from assembler.analysis.engine import analyze
 from assembler.analysis.importing import import_session
 from assembler.analysis.measured import compare_measured
 from assembler.analysis.results import SessionAnalysis
+from assembler.sessions.importers import ImporterError
 from assembler.sessions.importers.history import Imported
 from assembler.sessions.loader import parse_session
 
@@ -255,3 +257,34 @@ def test_the_part_billed_for_an_hour_is_kept_an_hour(tmp_path: Path) -> None:
     first, second = (e["request"] for e in data["events"] if e["type"] == "llm")
     assert first["blocks"][0]["ttl"] == "1h" and second["breakpoints_1h"] == [0]
     assert reads(data)[1] == (11000, 11000)  # the simulation read nothing before
+
+
+# --- 7: an oversized record ----------------------------------------------------------------
+
+BIG = "A" * (9 * 1024 * 1024)  # over the 8 MiB a record may hold
+
+
+def test_an_oversized_tool_result_is_skipped_and_counted(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("09:00:00", "Read big.pdf")
+    t.asst("09:00:04", "r1", [use("toolu_e", file_path="big.pdf")], usage(0, 12000, 20))
+    pdf = {"type": "document", "source": {"type": "base64", "data": BIG}}
+    t.user("09:00:05", [result("toolu_e", [pdf])])
+    t.asst("09:00:10", "r2", [text("It is a PDF.")], usage(12000, 30000, 10))
+    path = t.write(tmp_path / "e.jsonl")
+    got = imported(path)
+    assert len(requests(got.data)) == 2
+    assert got.warnings == (
+        "skipped 1 oversized record (over 8,388,608 bytes, e.g. an attached file; its "
+        f"content is missing from the history; first at line 3 of {path}, "
+        f"{len(json.dumps(t.lines[2])):,} bytes)",
+    )
+
+
+def test_an_oversized_response_is_refused(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("09:00:00", "Write it all out")
+    t.asst("09:00:04", "r1", [text(BIG)], usage(0, 12000, 20))
+    path = t.write(tmp_path / "e.jsonl")
+    with pytest.raises(ImporterError, match=r"e\.jsonl:2: .* a response the session needs"):
+        imported(path)
