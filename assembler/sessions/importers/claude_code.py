@@ -11,12 +11,20 @@ except ``summary`` for the title. See docs/importers.md.
 
 from __future__ import annotations
 
+import json
+import re
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from assembler.sessions.importers.claude_code_reader import Transcript, read_transcript
+from assembler.limits import ReadRefused, read_capped
+from assembler.sessions.importers.claude_code_reader import (
+    Dropped,
+    Transcript,
+    read_transcript,
+)
 from assembler.sessions.importers.history import (
     Events,
     Imported,
@@ -31,11 +39,16 @@ from assembler.sessions.importers.history import (
     unrecorded_block,
 )
 from assembler.sessions.importers.records import (
+    MAX_BYTES,
+    MAX_RECORD_BYTES,
     ImporterError,
+    Record,
     Skipped,
     no_requests,
+    read_jsonl,
 )
 
+Block = dict[str, Any]
 AGENT = "claude-code"
 ROOT = "claude_code_session"
 CONTEXT_TEXT = "[context the client prepends to the first message: not recorded in the transcript]"
@@ -76,6 +89,11 @@ def _is_compaction_file(p: Path) -> bool:
 
 def _finish(t: Transcript, count: TokenCount) -> Transcript:
     t.prefix = infer_prefix([(r.usage, r.history) for r in t.requests], count)
+    # the part of the prefix a bill mixing lifetimes wrote for an hour
+    t.hour = max(
+        (r.usage.get("cache_write_1h", 0) for r in t.requests if r.usage and r.ttl == "5m"),
+        default=0,
+    )
     infer_hidden(t.requests, count)
     return t
 
@@ -118,7 +136,7 @@ class _Emitter:
             if r.model != self.main_model:
                 label = label or "model-switch"
             self.main_model = r.model
-        blocks = [*_prefix_blocks(t, who, self.system), *history_blocks(r.history)]
+        blocks = [*_prefix_blocks(t, who, self.system, r.ttl), *history_blocks(r.history)]
         # Claude Code marks the tail of every request; parallel results are sent in call
         # order with the marker on the one recorded last
         offset = len(blocks) - len(r.history)
@@ -163,23 +181,33 @@ class _Emitter:
             self.subagent(self.unlinked.pop(0))
 
 
-def _prefix_blocks(t: Transcript, who: str, system: int | None) -> list[dict[str, Any]]:
-    """The unrecorded system prompt and tools; for the main agent, when the bill separates
-    them, the system prompt and the context prepended to the first message apart."""
-    if who or system is None:
-        return [unrecorded_block(t.prefix, who)]
-    head = unrecorded_block(system)
-    head["name"] = "unrecorded system prompt"
-    head["inferred"] = True
-    context = {
-        "section": "messages",
-        "name": "unrecorded first-message context",
-        "role": "user",
-        "text": CONTEXT_TEXT,
-        "tokens": max(0, t.prefix - system),
-        "inferred": True,
-    }
-    return [head, context]
+def _prefix_blocks(t: Transcript, who: str, system: int | None, ttl: str | None) -> list[Block]:
+    """The unrecorded system prompt and tools; apart from the context prepended to the
+    first message when the bill separates them: by the read after a compaction (main
+    agent), or by a bill mixing lifetimes (Claude Code writes its system prompt and tools
+    for an hour, the messages for five minutes). In a request of 5-minute writes the
+    part billed for an hour carries its own lifetime."""
+    size = system if system is not None and not who else None
+    if size is None and 0 < t.hour < t.prefix:
+        size = t.hour
+    if size is None:
+        blocks = [unrecorded_block(t.prefix, who)]
+    else:
+        head = unrecorded_block(size, who)
+        head["name"] = "unrecorded system prompt"
+        head["inferred"] = True
+        context = {
+            "section": "messages",
+            "name": "unrecorded first-message context",
+            "role": "user",
+            "text": CONTEXT_TEXT if not who else CONTEXT_TEXT.replace("[", f"[{who}: ", 1),
+            "tokens": max(0, t.prefix - size),
+            "inferred": True,
+        }
+        blocks = [head, context]
+    if t.hour and ttl == "5m":
+        blocks[0]["ttl"] = "1h"
+    return blocks
 
 
 def _start(t: Transcript) -> datetime:
@@ -281,20 +309,73 @@ def _missing_main(path: Path, main: Transcript, inline: list[Transcript]) -> Imp
     return no_requests(source, "assistant records with message.model and message.usage")
 
 
+_ASSISTANT = re.compile(rb'"type"\s*:\s*"assistant"')
+
+
+def _records(path: Path, skipped: Skipped, dropped: Dropped) -> list[Record]:
+    """The file's records; one over the size a record may have (a base64 file a tool
+    read) is skipped and counted, unless it is a response: the session needs its request."""
+    try:
+        return read_jsonl(path, skipped)
+    except ImporterError as exc:
+        if exc.line is None or not exc.message.startswith("the line is"):
+            raise
+        try:
+            raw = read_capped(path, MAX_BYTES)
+        except ReadRefused as again:
+            raise ImporterError(str(path), str(again)) from None
+    lines = raw.split(b"\n")
+    links: list[Record] = []  # what the tree needs of a skipped record: its place
+    for k, line in enumerate(lines):
+        if len(line) <= MAX_RECORD_BYTES:
+            continue
+        if _ASSISTANT.search(line):
+            raise ImporterError(
+                str(path),
+                f"the line is {len(line):,} bytes; one record may hold at most "
+                f"{MAX_RECORD_BYTES:,}, and this one is a response the session needs (an "
+                "oversized record of another kind is skipped)",
+                line=k + 1,
+            )
+        dropped.too_large(str(path), k + 1, len(line))
+        lines[k] = b""
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            keep = ("uuid", "parentUuid", "isSidechain", "agentId", "timestamp")
+            link = {key: value[key] for key in keep if key in value}
+            links.append(Record(k + 1, {**link, "type": "oversized"}, str(path)))
+    with tempfile.TemporaryDirectory() as folder:
+        rest = Path(folder) / path.name
+        rest.write_bytes(b"\n".join(lines))
+        own = Skipped()
+        records = [Record(r.line, r.data, str(path)) for r in read_jsonl(rest, own)]
+    if own.count:
+        skipped.add(str(path), own.first_line, own.first_reason)
+        skipped.count += own.count - 1
+    return sorted([*records, *links], key=lambda r: r.line)
+
+
 def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None = None) -> Imported:
-    skipped = Skipped()
-    main, *inline = read_transcript(path, skipped)
+    skipped, dropped = Skipped(), Dropped()
+    main, *inline = read_transcript(path, _records(path, skipped, dropped), count, dropped)
     if not main.requests:
         raise _missing_main(path, main, inline)
     subs = inline + [
         t
         for f in subagent_files(path, subagents)
-        for t in read_transcript(f, skipped, sidechains=False, thread=f.stem)
+        for t in read_transcript(
+            f, _records(f, skipped, dropped), count, dropped, sidechains=False, thread=f.stem
+        )
     ]
     calls = [
         t
         for f in compaction_files(path, subagents)
-        for t in read_transcript(f, skipped, sidechains=False, thread="")
+        for t in read_transcript(
+            f, _records(f, skipped, dropped), count, dropped, sidechains=False, thread=""
+        )
     ]
     _merge_compactions(main, calls)
     for t in (main, *subs):
@@ -317,4 +398,4 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
         events=events.events,
         title=main.title,
     )
-    return Imported(data, skipped.warnings(str(path)))
+    return Imported(data, skipped.warnings(str(path)) + dropped.warnings())

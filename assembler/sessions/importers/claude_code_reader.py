@@ -14,24 +14,24 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from assembler.sessions.importers.hidden import Hidden, image_hidden
+from assembler.sessions.importers.hidden import Hidden, image_hidden, nested_hidden
 from assembler.sessions.importers.history import (
     Entry,
     Item,
     Request,
+    TokenCount,
     ToolDone,
     TurnStart,
     content_text,
     json_text,
 )
 from assembler.sessions.importers.records import (
+    MAX_RECORD_BYTES,
     Record,
-    Skipped,
     anthropic_usage,
     anthropic_write_ttl,
     iter_items,
     kind,
-    read_jsonl,
 )
 from assembler.sessions.importers.request_cache import anthropic_diagnostic, service_tier
 
@@ -54,6 +54,7 @@ class Transcript:
     git_branch: str | None = None
     title: str | None = None
     prefix: int = 0
+    hour: int = 0  # the prefix's part a bill mixing lifetimes wrote for an hour
     records: int = 0  # user / assistant records read
     sidechain_records: int = 0  # of which isSidechain: true
 
@@ -79,11 +80,45 @@ def platform_of(message: Mapping[str, Any], model: str) -> str:
 
 
 @dataclass
+class Dropped:
+    """Records left out on purpose, each kind counted for one warning."""
+
+    repeated: int = 0  # a line repeating an earlier record's uuid
+    repeated_first: str = ""
+    oversized: int = 0  # a record over the size one may have, not a request
+    oversized_first: str = ""
+
+    def repeat(self, source: str, line: int) -> None:
+        self.repeated_first = self.repeated_first or f"line {line} of {source}"
+        self.repeated += 1
+
+    def too_large(self, source: str, line: int, size: int) -> None:
+        self.oversized_first = self.oversized_first or f"line {line} of {source}, {size:,} bytes"
+        self.oversized += 1
+
+    def warnings(self) -> tuple[str, ...]:
+        out: tuple[str, ...] = ()
+        if n := self.repeated:
+            out += (
+                f"skipped {n} repeated record{'s' if n > 1 else ''} (a uuid written again, "
+                f"the first copy kept; first at {self.repeated_first})",
+            )
+        if n := self.oversized:
+            out += (
+                f"skipped {n} oversized record{'s' if n > 1 else ''} (over "
+                f"{MAX_RECORD_BYTES:,} bytes, e.g. an attached file; its content is missing "
+                f"from the history; first at {self.oversized_first})",
+            )
+        return out
+
+
+@dataclass
 class _Reader:
     """Walks one transcript's records in file order, keeping the history of the branch
     the latest record is on."""
 
     transcript: Transcript
+    count: TokenCount
     thread: str = ""
     history: list[Item] = field(default_factory=list)
     open_requests: dict[str, Request] = field(default_factory=dict)
@@ -94,6 +129,7 @@ class _Reader:
     # the tree: uuid → (parent uuid, history items the record added)
     nodes: dict[str, tuple[str | None, tuple[Item, ...]]] = field(default_factory=dict)
     tip: str | None = None
+    turn_of: dict[int, str] = field(default_factory=dict)  # id(assistant item) → its request
 
     def read(self, rec: Record) -> None:
         rtype = rec.data.get("type")
@@ -130,10 +166,11 @@ class _Reader:
         if rtype == "user":
             self._branch(rec)
             self._user(rec, message)
+            added = tuple(self.history[start:])
         else:
-            self._assistant(rec, message)
+            added = self._assistant(rec, message)
         if uuid:
-            self.nodes[uuid] = (_opt_str(rec, "parentUuid"), tuple(self.history[start:]))
+            self.nodes[uuid] = (_opt_str(rec, "parentUuid"), added)
             self.tip = uuid
 
     def _follow(self, rec: Record, uuid: str, items: tuple[Item, ...]) -> None:
@@ -154,7 +191,10 @@ class _Reader:
             up, items = self.nodes[node]
             chain.append(items)
             node = up
-        history = [item for items in reversed(chain) for item in items]
+        history: list[Item] = []
+        for items in reversed(chain):
+            for item in items:
+                _place(history, item, self.turn_of.get(id(item)), self.turn_of)
         if len(history) < len(self.history):
             self.history = history
             self.pending_label = self.pending_label or "branch"
@@ -197,8 +237,10 @@ class _Reader:
         use_id = part.get("tool_use_id")
         use_id = use_id if isinstance(use_id, str) else ""
         name, tool_input = self.tool_uses.get(use_id, ("", ""))
-        output = content_text(part.get("content"))
-        self.history.append(Item("user", "tool_result", output, name, use_id=use_id))
+        content = part.get("content")
+        output = content_text(content)
+        hidden = nested_hidden(content, self.count)
+        self.history.append(Item("user", "tool_result", output, name, hidden, use_id))
         agent_id = None
         if name in TASK_TOOLS:
             result = rec.data.get("toolUseResult")
@@ -208,10 +250,10 @@ class _Reader:
                 agent_id = m.group(1)
         self.transcript.entries.append(ToolDone(at, name or "tool", tool_input, output, agent_id))
 
-    def _assistant(self, rec: Record, message: Mapping[str, Any]) -> None:
+    def _assistant(self, rec: Record, message: Mapping[str, Any]) -> tuple[Item, ...]:
         model = message.get("model")
         if model == SYNTHETIC:
-            return
+            return ()
         if not isinstance(model, str) or not model:
             raise rec.fail(f"message.model: expected the model name, found {kind(model)}")
         at = rec.at()
@@ -240,11 +282,14 @@ class _Reader:
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
+        added: list[Item] = []
         for part in iter_items(content):
             item = self._assistant_item(rec, part)
             if item is not None:
                 request.output.append(item)
-                self.history.append(item)
+                added.append(item)
+                self.turn_of[id(item)] = key
+                _place(self.history, item, key, self.turn_of)
         diagnostics = message.get("diagnostics")
         if isinstance(diagnostics, Mapping):  # the client asked for the provider's verdict
             request.diagnostic = anthropic_diagnostic(diagnostics)
@@ -257,6 +302,7 @@ class _Reader:
             self.ttl = anthropic_write_ttl(raw_usage) or self.ttl
             request.ttl = self.ttl
             request.service_tier = service_tier(raw_usage.get("service_tier"))
+        return tuple(added)
 
     def _assistant_item(self, rec: Record, part: Mapping[str, Any]) -> Item | None:
         ptype = part.get("type")
@@ -284,6 +330,19 @@ class _Reader:
             # its size comes from the billed growth.
             return Item("assistant", "thinking", THINKING_TEXT, hidden=Hidden())
         return None
+
+
+def _place(history: list[Item], item: Item, key: str | None, turn_of: dict[int, str]) -> None:
+    """Append ``item``; a block of a response whose tools ran while it streamed goes before
+    the results recorded in between: the API takes all of one message's tool_use blocks,
+    then their results in the next message."""
+    k = len(history)
+    while k > 0 and history[k - 1].kind == "tool_result":
+        k -= 1
+    if key is not None and 0 < k < len(history) and turn_of.get(id(history[k - 1])) == key:
+        history.insert(k, item)
+    else:
+        history.append(item)
 
 
 def _call_order(history: list[Item]) -> int | None:
@@ -319,18 +378,51 @@ def _text(part: Mapping[str, Any], rec: Record) -> str:
 
 
 def read_transcript(
-    path: Path, skipped: Skipped, *, sidechains: bool = True, thread: str = ""
+    path: Path,
+    records: list[Record],
+    count: TokenCount,
+    dropped: Dropped,
+    *,
+    sidechains: bool = True,
+    thread: str = "",
 ) -> list[Transcript]:
-    """The main conversation first, then inline sidechains grouped by ``agentId``."""
-    main = _Reader(Transcript(str(path)), thread=thread)
+    """The main conversation first, then inline sidechains grouped by ``agentId``, or
+    without one by their own chain of ``parentUuid`` links."""
+    main = _Reader(Transcript(str(path)), count, thread=thread)
     inline: dict[str, _Reader] = {}
-    for rec in read_jsonl(path, skipped):
+    seen: set[str] = set()
+    chains: dict[str, str] = {}  # sidechain record uuid → its sidechain, when no agentId
+    for rec in records:
+        uuid = _opt_str(rec, "uuid")
+        if uuid is not None:
+            # a record written twice would repeat its content blocks in the history
+            if uuid in seen:
+                dropped.repeat(str(path), rec.line)
+                continue
+            seen.add(uuid)
         if sidechains and rec.data.get("isSidechain") is True:
-            aid = _opt_str(rec, "agentId") or "sidechain"
+            aid = _opt_str(rec, "agentId") or _chain(rec, chains, inline)
             reader = inline.get(aid)
             if reader is None:
-                reader = inline[aid] = _Reader(Transcript(str(path), agent_id=aid), thread=aid)
+                reader = inline[aid] = _Reader(Transcript(str(path), agent_id=aid), count, aid)
             reader.read(rec)
         else:
             main.read(rec)
     return [main.transcript] + [r.transcript for r in inline.values()]
+
+
+def _chain(rec: Record, chains: dict[str, str], inline: Mapping[str, _Reader]) -> str:
+    """The sidechain a record without ``agentId`` belongs to: its parent's; a new one at a
+    root (no parent), so parallel subagents written interleaved stay apart."""
+    parent = _opt_str(rec, "parentUuid")
+    group = chains.get(parent or "")
+    if group is None:
+        unnamed = [k for k in inline if k == "sidechain" or k.startswith("sidechain-")]
+        if parent is None or not unnamed:
+            group = f"sidechain-{len(unnamed) + 1}" if unnamed else "sidechain"
+        else:  # linked to a record outside the sidechains: the latest one
+            group = unnamed[-1]
+    uuid = _opt_str(rec, "uuid")
+    if uuid is not None:
+        chains[uuid] = group
+    return group

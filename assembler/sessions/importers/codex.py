@@ -53,6 +53,30 @@ OUTPUT_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "web_se
 RESULT_ITEMS = ("function_call_output", "custom_tool_call_output")
 
 
+# Codex names a provider by its config id: Azure OpenAI serves OpenAI's models with
+# OpenAI's prompt caching; these keep their own simulator.
+_OWN_SIMULATOR = ("openai", "deepseek", "gemini")
+
+
+def _provider(value: Any) -> tuple[str, tuple[str, ...]]:
+    """The session's provider from ``model_provider``, and a warning when it is not the
+    name the simulator knows it by."""
+    if not isinstance(value, str) or not value:
+        return "openai", ()
+    name = value.strip().lower()
+    if name in _OWN_SIMULATOR:
+        return name, ()
+    if "azure" in name:
+        return "openai", (
+            f"session_meta.model_provider {value[:80]!r} serves OpenAI's models: "
+            "simulated with OpenAI's prompt caching (provider openai)",
+        )
+    return value[:200], (
+        f"session_meta.model_provider {value[:80]!r} has no cache simulator: analyze "
+        "with --provider and --model naming the cache that served it",
+    )
+
+
 @dataclass
 class _Reader:
     entries: list[Entry] = field(default_factory=list)
@@ -343,16 +367,16 @@ def import_codex(path: Path, count: TokenCount) -> Imported:
         environment["cwd"] = meta["cwd"]
     if "git" in meta:
         environment["git_repo"] = isinstance(meta["git"], Mapping)
-    provider = meta.get("model_provider")
+    provider, note = _provider(meta.get("model_provider"))
     data = session_doc(
         id=meta["id"] if isinstance(meta.get("id"), str) and meta["id"] else path.stem,
         agent=AGENT,
-        provider=provider[:200] if isinstance(provider, str) and provider else "openai",
+        provider=provider,
         model=requests[0].model,
         environment=environment,
         events=events.events,
     )
-    warnings = skipped.warnings(str(path))
+    warnings = skipped.warnings(str(path)) + note
     if not reader.saw_usage:
         warnings += (
             "no token_count event carries usage (info is null or absent): the requests have "

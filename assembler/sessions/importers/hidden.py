@@ -8,7 +8,7 @@ import base64
 import binascii
 import math
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,3 +85,22 @@ def image_hidden(part: Mapping[str, Any]) -> Hidden:
             how = f"{size[0]}×{size[1]} px image, width × height / 750"
             return Hidden(tokens, how, sized=True, inferred=False)
     return Hidden()
+
+
+def nested_hidden(content: Any, count: Callable[[str], int]) -> Hidden | None:
+    """A tool result's size when it holds images or documents (a Read of a screenshot or a
+    PDF): its text counted plus each image from its header; inferred from the billed
+    growth when an image has no data or a document is there. ``None``: plain text."""
+    if not isinstance(content, list):
+        return None
+    parts = [p for p in content if isinstance(p, Mapping)]
+    media = [p for p in parts if p.get("type") in ("image", "document")]
+    if not media:
+        return None
+    sizes = [image_hidden(p) if p.get("type") == "image" else Hidden() for p in media]
+    if not all(h.sized for h in sizes):
+        return Hidden()
+    text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str))
+    how = "; ".join(h.how for h in sizes) + (", plus its text" if text else "")
+    tokens = sum(h.tokens for h in sizes) + (count(text) if text else 0)
+    return Hidden(tokens, how, sized=True, inferred=False)
