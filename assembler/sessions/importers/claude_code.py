@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from assembler.limits import ReadRefused, read_capped
 from assembler.sessions.importers.claude_code_reader import (
     Dropped,
     Transcript,
@@ -39,7 +37,6 @@ from assembler.sessions.importers.history import (
     unrecorded_block,
 )
 from assembler.sessions.importers.records import (
-    MAX_BYTES,
     MAX_RECORD_BYTES,
     ImporterError,
     Record,
@@ -315,47 +312,29 @@ _ASSISTANT = re.compile(rb'"type"\s*:\s*"assistant"')
 def _records(path: Path, skipped: Skipped, dropped: Dropped) -> list[Record]:
     """The file's records; one over the size a record may have (a base64 file a tool
     read) is skipped and counted, unless it is a response: the session needs its request."""
-    try:
-        return read_jsonl(path, skipped)
-    except ImporterError as exc:
-        if exc.line is None or not exc.message.startswith("the line is"):
-            raise
-        try:
-            raw = read_capped(path, MAX_BYTES)
-        except ReadRefused as again:
-            raise ImporterError(str(path), str(again)) from None
-    lines = raw.split(b"\n")
-    links: list[Record] = []  # what the tree needs of a skipped record: its place
-    for k, line in enumerate(lines):
-        if len(line) <= MAX_RECORD_BYTES:
-            continue
+
+    def oversized(number: int, line: bytes) -> Record | None:
         if _ASSISTANT.search(line):
             raise ImporterError(
                 str(path),
                 f"the line is {len(line):,} bytes; one record may hold at most "
                 f"{MAX_RECORD_BYTES:,}, and this one is a response the session needs (an "
                 "oversized record of another kind is skipped)",
-                line=k + 1,
+                line=number,
             )
-        dropped.too_large(str(path), k + 1, len(line))
-        lines[k] = b""
+        dropped.too_large(str(path), number, len(line))
         try:
             value = json.loads(line)
         except ValueError:
-            continue
-        if isinstance(value, dict):
-            keep = ("uuid", "parentUuid", "isSidechain", "agentId", "timestamp")
-            link = {key: value[key] for key in keep if key in value}
-            links.append(Record(k + 1, {**link, "type": "oversized"}, str(path)))
-    with tempfile.TemporaryDirectory() as folder:
-        rest = Path(folder) / path.name
-        rest.write_bytes(b"\n".join(lines))
-        own = Skipped()
-        records = [Record(r.line, r.data, str(path)) for r in read_jsonl(rest, own)]
-    if own.count:
-        skipped.add(str(path), own.first_line, own.first_reason)
-        skipped.count += own.count - 1
-    return sorted([*records, *links], key=lambda r: r.line)
+            return None
+        if not isinstance(value, dict):
+            return None
+        # what the conversation tree needs of a skipped record: its place
+        keep = ("uuid", "parentUuid", "isSidechain", "agentId", "timestamp")
+        link = {key: value[key] for key in keep if key in value}
+        return Record(number, {**link, "type": "oversized"}, str(path))
+
+    return read_jsonl(path, skipped, oversized=oversized)
 
 
 def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None = None) -> Imported:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,11 +98,18 @@ def kind(value: Any) -> str:
     return type(value).__name__
 
 
-def read_jsonl(path: Path, skipped: Skipped) -> list[Record]:
+def read_jsonl(
+    path: Path,
+    skipped: Skipped,
+    *,
+    oversized: Callable[[int, bytes], Record | None] | None = None,
+) -> list[Record]:
     """Every line holding a JSON object; other non-blank lines are skipped and counted.
 
     A recording cut short ends in a truncated line, and a crashed writer can leave
-    garbage in the middle: neither should cost the user the rest of the file.
+    garbage in the middle: neither should cost the user the rest of the file. A line
+    over the size a record may have is an error, unless ``oversized`` takes it (line
+    number, bytes): it returns what stands in for it, None for nothing, or raises.
     """
     source = str(path)
     try:
@@ -113,6 +120,11 @@ def read_jsonl(path: Path, skipped: Skipped) -> list[Record]:
     # Split on LF only: U+2028, U+2029 and U+0085 are text inside a JSON string.
     for number, line in enumerate(raw.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
         if not line.strip():
+            continue
+        if len(line) > MAX_RECORD_BYTES and oversized is not None:
+            stand_in = oversized(number, line)
+            if stand_in is not None:
+                records.append(stand_in)
             continue
         if len(line) > MAX_RECORD_BYTES:
             raise ImporterError(
