@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from assembler.sessions.importers.hidden import image_hidden
 from assembler.sessions.importers.history import content_text, json_text
 from assembler.sessions.importers.records import iter_items
 
@@ -117,6 +118,20 @@ def _part_text(part: Mapping[str, Any]) -> tuple[str, str] | None:
     return str(part.get("type") or "part")[:40], json_text(_without_marker(part))
 
 
+def _image_tokens(part: Mapping[str, Any]) -> list[int]:
+    """The size of each image of an ``image`` part or a ``tool_result`` holding images, from
+    its header; empty when there is none, or one whose size its bytes do not give (that
+    part stays as it was: text)."""
+    if part.get("type") == "image":
+        images = [part]
+    elif part.get("type") == "tool_result":
+        images = [p for p in iter_items(part.get("content")) if p.get("type") == "image"]
+    else:
+        return []
+    sizes = [image_hidden(p) for p in images]
+    return [h.tokens for h in sizes] if sizes and all(h.sized for h in sizes) else []
+
+
 def _role(value: Any) -> str:
     # The schema knows user and assistant; tool results are input the user side sends.
     return "assistant" if value == "assistant" else "user"
@@ -153,8 +168,24 @@ class _Blocks:
             return
         for part in iter_items(content):
             got = _part_text(part)
-            if got is not None:
+            if got is None:
+                continue
+            sizes = _image_tokens(part)
+            if not sizes:
                 self.message(role, got[0], got[1], part)
+            elif part.get("type") == "image":
+                # sized from its header, as a transcript's images are: "[image]" is no size
+                self.message(role, got[0], got[1], part)
+                self.blocks[-1]["tokens"] = sizes[0]
+            else:
+                # a tool result holding images (a screenshot read back): its text, then
+                # each image at its size, the result's marker after the last
+                inner = [p for p in iter_items(part.get("content")) if p.get("type") != "image"]
+                self.message(role, got[0], content_text(inner))
+                for i, n in enumerate(sizes):
+                    last = i == len(sizes) - 1
+                    self.message(role, f"{got[0]} image", "[image]", part if last else None)
+                    self.blocks[-1]["tokens"] = n
 
 
 def anthropic_blocks(request: Mapping[str, Any]) -> list[Block]:
