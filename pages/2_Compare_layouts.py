@@ -36,9 +36,19 @@ def _picker_keys() -> list[str]:
 
 
 def _restore_pickers() -> None:
-    for key, value in st.session_state.get(KEPT, {}).items():
-        if key not in st.session_state:
-            st.session_state[key] = value
+    state = st.session_state
+    kept = state.get(KEPT, {})
+    returning = [p for p in ("base", "head") if f"{p}_choice" not in state]
+    for key, value in kept.items():
+        if key not in state:
+            state[key] = value
+    for prefix in returning:
+        uploaded = state.get(f"_{prefix}_uploaded")
+        if state.get(f"{prefix}_choice") == UPLOAD and uploaded is not None:
+            # a file uploader cannot be refilled: the file comes back as edited text
+            state[f"{prefix}_choice"] = EDIT
+            state[f"{prefix}_start"] = "seed"
+            state[f"{prefix}_text_seed"] = uploaded[1]
 
 
 def _remember_pickers() -> None:
@@ -61,9 +71,12 @@ def _side(title: str, prefix: str, default: str) -> data.LayoutChoice | None:
                 max_upload_size=data.MAX_LAYOUT_MB,
             )
             if up is None:
+                st.session_state.pop(f"_{prefix}_uploaded", None)
                 st.caption("Upload a layout YAML file.")
                 return None
-            return layout_store.keep(up.getvalue().decode("utf-8"), up.name)
+            text = up.getvalue().decode("utf-8")
+            st.session_state[f"_{prefix}_uploaded"] = (up.name, text)
+            return layout_store.keep(text, up.name)
         if choice == EDIT:
             start = st.selectbox("Start from", BUILTIN_LAYOUTS, key=f"{prefix}_start")
             text_key = f"{prefix}_text_{start}"

@@ -133,3 +133,19 @@ def test_the_step_view_names_each_breakpoints_lifetime() -> None:
     at = _page("app.py", ("own.yaml", PER_BREAKPOINT), session="research_agent")
     caption = _plain(at.caption[0].value)
     assert "ttl per breakpoint: 1h, 1h, 5m, 5m" in caption, caption
+
+
+def test_an_uploaded_layout_comes_back_as_edited_text_after_a_page_switch() -> None:
+    at = _page(COMPARE, session="research_agent")
+    at.selectbox(key="base_choice").select(UPLOAD).run()
+    at.file_uploader(key="base_upload").upload("moved.yaml", MOVED.encode(), "application/x-yaml")
+    at.run()
+    base = _metrics(at)["Cost, base"]
+    at.switch_page("app.py")
+    at.run()
+    at.switch_page(COMPARE)
+    at.run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="base_choice").value == EDIT
+    assert at.text_area(key="base_text_seed").value == MOVED
+    assert _metrics(at)["Cost, base"] == base
