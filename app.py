@@ -10,7 +10,7 @@ import streamlit as st
 
 from assembler.analysis.walkthrough import header_sentence
 from ui import billing, html, measured_panel, page, step, step_blocks
-from ui.sidebar import sidebar
+from ui.sidebar import Selection, sidebar
 
 #: Blocks that hold the call tree: the seed's one block, or split-tree's two.
 TREE_BLOCKS = ("call_tree", "call_structure", "call_io")
@@ -18,6 +18,15 @@ TREE_BLOCKS = ("call_tree", "call_structure", "call_io")
 
 def _money(usd: float) -> str:
     return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
+def _lifetime(sel: Selection, ttl: str) -> str:
+    """``ttl 5m``; ``ttl per breakpoint: 1h, 5m`` when breakpoints carry their own."""
+    layout = sel.layout.layout
+    if not layout.breakpoint_ttl:
+        return f"ttl {ttl}"
+    own = ", ".join(layout.breakpoint_ttl.get(anchor) or ttl for anchor in layout.breakpoints)
+    return f"ttl per breakpoint: {own}"
 
 
 def body() -> None:
@@ -36,7 +45,7 @@ def body() -> None:
     with head:
         st.caption(
             f"{html.md(sel.session.title)} · layout **{html.md(sel.layout.label)}** · "
-            f"{html.md(a.provider)} · {html.md(a.model)} · ttl {html.md(a.ttl)}"
+            f"{html.md(a.provider)} · {html.md(a.model)} · {html.md(_lifetime(sel, a.ttl))}"
         )
         st.subheader(f"Step {n} / {total}", anchor=False)
     with meta:

@@ -9,6 +9,7 @@ import streamlit as st
 from assembler.analysis import compare_steps
 from assembler.analysis.layout_text import full_layout_text
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
+from assembler.analysis.recommend import only_recorded
 from assembler.analysis.results import SessionAnalysis
 from assembler.limits import clip, one_line
 from ui import billing, charts, data, layout_store, page, step
@@ -17,6 +18,42 @@ from ui.sidebar import Selection, error, sidebar
 
 UPLOAD = "Upload a file…"
 EDIT = "Edit in the page…"
+#: The pickers are widgets, whose state Streamlit drops once another page runs: a copy
+#: under this key brings the edited layouts back when the user returns.
+KEPT = "_cmp_kept"
+
+
+def _picker_keys() -> list[str]:
+    return [
+        key
+        for prefix in ("base", "head")
+        for key in (
+            f"{prefix}_choice",
+            f"{prefix}_start",
+            *(f"{prefix}_text_{name}" for name in BUILTIN_LAYOUTS),
+        )
+    ]
+
+
+def _restore_pickers() -> None:
+    state = st.session_state
+    kept = state.get(KEPT, {})
+    returning = [p for p in ("base", "head") if f"{p}_choice" not in state]
+    for key, value in kept.items():
+        if key not in state:
+            state[key] = value
+    for prefix in returning:
+        uploaded = state.get(f"_{prefix}_uploaded")
+        if state.get(f"{prefix}_choice") == UPLOAD and uploaded is not None:
+            # a file uploader cannot be refilled: the file comes back as edited text
+            state[f"{prefix}_choice"] = EDIT
+            state[f"{prefix}_start"] = "seed"
+            state[f"{prefix}_text_seed"] = uploaded[1]
+
+
+def _remember_pickers() -> None:
+    state = st.session_state
+    state[KEPT] = {key: state[key] for key in _picker_keys() if key in state}
 
 
 def _side(title: str, prefix: str, default: str) -> data.LayoutChoice | None:
@@ -34,9 +71,12 @@ def _side(title: str, prefix: str, default: str) -> data.LayoutChoice | None:
                 max_upload_size=data.MAX_LAYOUT_MB,
             )
             if up is None:
+                st.session_state.pop(f"_{prefix}_uploaded", None)
                 st.caption("Upload a layout YAML file.")
                 return None
-            return layout_store.keep(up.getvalue().decode("utf-8"), up.name)
+            text = up.getvalue().decode("utf-8")
+            st.session_state[f"_{prefix}_uploaded"] = (up.name, text)
+            return layout_store.keep(text, up.name)
         if choice == EDIT:
             start = st.selectbox("Start from", BUILTIN_LAYOUTS, key=f"{prefix}_start")
             text_key = f"{prefix}_text_{start}"
@@ -139,20 +179,25 @@ def body() -> None:
         f"{md(sel.session.title)} · {md(sel.provider_label)}. Each layout runs against its own cache; "
         "the first step where the cache numbers differ, and the component behind it, are named."
     )
+    _restore_pickers()
     c1, c2 = st.columns(2, gap="medium")
     with c1:
         base = _side("Base layout", "base", "seed")
     with c2:
         head = _side("Head layout", "head", "situation-first")
-    if base is None or head is None:
-        return
+    _remember_pickers()
     params = {**sel.query()}
     for side, choice in (("base", base), ("head", head)):
-        if choice.key in BUILTIN_LAYOUTS or layout_store.find(layout_store.link(choice)):
+        # a side without a usable layout (an invalid edit) drops the one its link named
+        if choice is not None and (
+            choice.key in BUILTIN_LAYOUTS or layout_store.find(layout_store.link(choice))
+        ):
             params[side] = layout_store.link(choice)
     step.write_query(None, params)
     for side in ("base", "head"):
         st.session_state[f"_qp_{side}"] = params.get(side)
+    if base is None or head is None:
+        return
 
     cmp = data.comparison(
         sel.session_key, sel.session, base, head, sel.provider, sel.model, sel.ttl
@@ -165,14 +210,24 @@ def body() -> None:
     )
     steps = compare_steps.pairs(b, h)
     first = compare_steps.first_divergence(steps)
-    if first is None:
+    if first is None and only_recorded(sel.session):
+        st.info(
+            "The two layouts give the same numbers at every step: every call of this session"
+            " is a recorded request, sent as recorded, so a layout changes nothing in it.",
+            icon=":material/info:",
+        )
+    elif first is None:
         st.success(
             "The two layouts give the same read, write, uncached tokens and cost at every step.",
             icon=":material/check_circle:",
         )
     else:
         st.warning(
-            md(compare_steps.banner(first, b.steps[first.step - 1], h.steps[first.step - 1])),
+            md(
+                compare_steps.banner(
+                    first, b.steps[first.step - 1], h.steps[first.step - 1], (b.ttl, h.ttl)
+                )
+            ),
             icon=":material/call_split:",
         )
         st.caption(md(compare_steps.side_sentence("Base:", first.base)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from assembler.analysis.lint import LintReport
 from assembler.analysis.recommend import only_recorded
 from assembler.analysis.recommend_text import layout_text
 from ui import data, page, recommend_view, step
@@ -12,20 +13,14 @@ from ui.html import md
 from ui.sidebar import Selection, sidebar
 
 
-def _lint(sel: Selection) -> None:
+def _lint(sel: Selection) -> LintReport:
     report = recommend_view.lint_report(sel.session_key, sel.session, sel.layout)
     st.subheader("Lint: what each component's text depends on", anchor=False)
-    if report.errors:
-        st.error(
-            f"{report.errors} error(s): a component changes within the session ahead of stable"
-            " cached content.",
-            icon=":material/error:",
-        )
+    failed, verdict = recommend_view.lint_verdict(report)
+    if failed:
+        st.error(verdict, icon=":material/error:")
     else:
-        st.success(
-            "No error: nothing that changes within the session sits ahead of stable cached content.",
-            icon=":material/check_circle:",
-        )
+        st.success(verdict, icon=":material/check_circle:")
     rows = recommend_view.lint_rows(report)
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -49,15 +44,16 @@ def _lint(sel: Selection) -> None:
             hide_index=True,
             width="stretch",
         )
+    return report
 
 
-def _recommend(sel: Selection) -> None:
+def _recommend(sel: Selection, report: LintReport) -> None:
     st.subheader("Recommend: the cheapest layout the design allows", anchor=False)
     if only_recorded(sel.session):
         st.info(
             f"{md(sel.session.source)}: every call of this session is a recorded request, sent as"
-            " recorded: a layout changes nothing in it, so there is no layout to recommend. The"
-            " lint above lists the blocks that changed from one request to the next.",
+            " recorded: a layout changes nothing in it, so there is no layout to recommend. "
+            + recommend_view.recorded_note(report),
             icon=":material/info:",
         )
         return
@@ -72,8 +68,8 @@ def _recommend(sel: Selection) -> None:
     m[1].metric(
         "Cost recommended",
         f"${r.after_usd:,.4f}",
-        delta=f"{r.after_hit - r.before_hit:+.1%} hit ratio"
-        if r.after_hit != r.before_hit
+        delta=f"{(r.after_hit - r.before_hit) * 100:+.1f} points hit ratio"
+        if abs(r.after_hit - r.before_hit) >= 0.0005
         else None,
     )
     m[2].metric("Saving per session", f"${r.saving_per_session:,.4f}")
@@ -125,8 +121,7 @@ def body() -> None:
         " controlled changes of its context; then the layouts the design allows are searched for the"
         " cheapest bill."
     )
-    _lint(sel)
-    _recommend(sel)
+    _recommend(sel, _lint(sel))
 
 
 page.setup("Recommend", ":material/auto_fix_high:")

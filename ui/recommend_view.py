@@ -12,7 +12,7 @@ from assembler.analysis.lint import LintReport, lint_session
 from assembler.analysis.recommend import Recommendation, recommend
 from assembler.analysis.recommend_text import layout_text
 from assembler.sessions.model import Session
-from ui import data
+from ui import data, layout_store
 
 #: Read by ``ui.sidebar`` on the next page: open it at its top, not at this page's offset.
 SCROLL_TOP = "_scroll_top"
@@ -70,15 +70,25 @@ def lint_rows(report: LintReport) -> list[dict[str, Any]]:
 
 
 def current_text(layout: data.LayoutChoice) -> str:
+    """The layout's own text: the built-in file, the uploaded or edited text, else rendered."""
     if layout.key in BUILTIN_LAYOUTS:
         return data.builtin_layout_text(layout.key)
-    return layout_text(layout.layout)
+    kept = layout_store.find(layout_store.link(layout))
+    return kept[1] if kept is not None else layout_text(layout.layout)
 
 
 def open_in_compare(current: data.LayoutChoice, text: str) -> None:
-    """Compare's pickers set to the current layout (base) and the recommended one, edited (head)."""
-    base = current.key if current.key in BUILTIN_LAYOUTS else "seed"
-    st.session_state["base_choice"] = base
+    """Compare's pickers set to the current layout (base) and the recommended one, edited (head).
+
+    A current layout that is not built in (uploaded, edited, recommended before) goes to the
+    base side as edited text: the same text, so the same layout and the same bill.
+    """
+    if current.key in BUILTIN_LAYOUTS:
+        st.session_state["base_choice"] = current.key
+    else:
+        st.session_state["base_choice"] = COMPARE_EDIT
+        st.session_state["base_text_seed"] = current_text(current)
+    st.session_state["base_start"] = "seed"
     st.session_state["head_choice"] = COMPARE_EDIT
     st.session_state["head_start"] = "seed"
     st.session_state["head_text_seed"] = text
@@ -92,6 +102,38 @@ def open_in_step_view(text: str) -> None:
     st.session_state["uploaded_layout"] = (RECOMMENDED_FILE, text)
     st.session_state[SCROLL_TOP] = True
     st.switch_page("app.py")
+
+
+def lint_verdict(report: LintReport) -> tuple[bool, str]:
+    """(error?, the banner): what "no error" means, and what the volatile components cost."""
+    if report.errors:
+        return True, (
+            f"{report.errors} error(s): a component changes within the session ahead of stable"
+            " cached content."
+        )
+    costly = sum(1 for c in report.components if c.changes and c.severity != "stable")
+    said = (
+        "No error: nothing that changes on every call sits ahead of stable cached content."
+        if report.components
+        else "No error: no block of the recorded requests changes from one to the next in a few"
+        " characters (a stamp or an id) ahead of cached content."
+    )
+    if costly:
+        said += (
+            f" {costly} volatile component{'s' if costly != 1 else ''} in the cached prefix"
+            " cost rewrites when they change (the table's cost column)."
+        )
+    return False, said
+
+
+def recorded_note(report: LintReport) -> str:
+    """What the lint says about a session of recorded requests, for the Recommend section."""
+    if report.recorded:
+        return "The lint above lists the blocks that changed from one request to the next."
+    return (
+        "The lint found no block that changed between one request and the next in a few"
+        " characters (a stamp or an id)."
+    )
 
 
 def lifetime_note(layout: Layout, sidebar_ttl: str | None) -> str | None:

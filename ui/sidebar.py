@@ -241,19 +241,30 @@ def _layout_upload(errors: list[str]) -> None:
         key="upload_layout",
         max_upload_size=data.MAX_LAYOUT_MB,
     )
-    if up is None:
-        return
-    raw = up.getvalue()
+    if up is not None:
+        _take_layout(up.name, up.getvalue(), errors)
+    kept = st.session_state.get("uploaded_layout")
+    if kept is not None:
+        # what is in use, uploaded or handed over by a page (edited, recommended)
+        with suppress(LayoutError):
+            name = data.layout_choice(kept[1], kept[0]).layout.name
+            st.sidebar.caption(
+                f":material/description: **{html.md(kept[0])}** — layout {html.md(name)}",
+                help="Kept for this browser session; the page's link brings it back on this server.",
+            )
+
+
+def _take_layout(name: str, raw: bytes, errors: list[str]) -> None:
     try:
         text = raw.decode("utf-8")
-        data.layout_choice(text, up.name)
+        data.layout_choice(text, name)
     except UnicodeDecodeError as exc:
-        errors.append(f"{up.name}: not UTF-8 text (byte {exc.start})")
+        errors.append(f"{name}: not UTF-8 text (byte {exc.start})")
         return
     except LayoutError as exc:
         errors.append(str(exc))
         return
-    st.session_state["uploaded_layout"] = (up.name, text)
+    st.session_state["uploaded_layout"] = (name, text)
 
 
 def _scroll_to_top() -> None:

@@ -106,8 +106,13 @@ def first_block_difference(base: StepAnalysis, head: StepAnalysis) -> BlockAnaly
     return None
 
 
-def banner(pair: StepPair, base: StepAnalysis, head: StepAnalysis) -> str:
-    """One sentence: where the layouts part, which side did worse there and by what measure."""
+def banner(
+    pair: StepPair, base: StepAnalysis, head: StepAnalysis, ttls: tuple[str, str] = ("", "")
+) -> str:
+    """One sentence: where the layouts part, which side did worse there and by what measure.
+
+    ``ttls``: each side's session lifetime (base, head), for breakpoints without their own.
+    """
     worse = pair.worse
     block = first_block_difference(base, head)
     where = f"; the requests part at {block.name} ({block.layer})" if block else ""
@@ -117,5 +122,34 @@ def banner(pair: StepPair, base: StepAnalysis, head: StepAnalysis) -> str:
     if b.read != h.read:
         what = f"reads less ({min(b.read, h.read):,} against {max(b.read, h.read):,} tokens)"
     else:
-        what = f"costs more (${abs(pair.usd_difference):,.6f})"
+        sides = ((base, ttls[0]), (head, ttls[1]))
+        what = _dearer(pair, sides if worse == "base" else sides[::-1])
     return f"First divergence at step {pair.step}: the {worse} layout {what}{where}."
+
+
+def _lifetimes(s: StepAnalysis, ttl: str) -> str:
+    """The lifetimes its written breakpoints carry: ``1h``, or ``1h and 5m``."""
+    found = {
+        b.marker_ttl or s.write_ttl or ttl
+        for b in s.blocks
+        if b.breakpoint is not None and b.cache == "write"
+    }
+    return " and ".join(sorted(t for t in found if t))
+
+
+def _dearer(pair: StepPair, sides: tuple[tuple[StepAnalysis, str], ...]) -> str:
+    """Why the side that reads as much pays more: other tokens, or the same at another rate."""
+    (mine, ttl), (other, other_ttl) = sides
+    more = f"${abs(pair.usd_difference):,.6f} more"
+    if (mine.write, mine.uncached) != (other.write, other.uncached):
+        return (
+            f"writes {mine.write:,} and sends {mine.uncached:,} uncached against"
+            f" {other.write:,} and {other.uncached:,}: {more}"
+        )
+    rate, other_rate = _lifetimes(mine, ttl), _lifetimes(other, other_ttl)
+    if mine.write and rate and other_rate and rate != other_rate:
+        return (
+            f"writes the same {mine.write:,} tokens at the {rate} rate{'s' * (' and ' in rate)}"
+            f" (the other at {other_rate}): {more}"
+        )
+    return f"pays {more} for the same tokens"

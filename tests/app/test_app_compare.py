@@ -30,7 +30,7 @@ def test_costs_differ_from_step_1_so_the_divergence_is_step_1() -> None:
     first = frame.iloc[0]
     assert first["usd_base"] != first["usd_head"]
     assert _plain(at.warning[0].value).startswith(
-        "First divergence at step 1: the base layout costs more"
+        "First divergence at step 1: the base layout writes 4,549 and sends 192 uncached"
     )
     assert {
         "read_base",
@@ -115,7 +115,9 @@ def test_a_ttl_1h_head_is_not_blamed_for_the_base() -> None:
     assert not at.exception and not at.error
     banner = _plain(at.warning[0].value)
     # step 1 writes the same tokens on both sides; the 1h write costs more: the head pays it
-    assert banner.startswith("First divergence at step 1: the head layout costs more")
+    assert banner.startswith(
+        "First divergence at step 1: the head layout writes the same 6,063 tokens at the 1h rate"
+    )
     money = " ".join(_plain(c.value) for c in at.caption)
     assert "write premium" in money
 

@@ -227,3 +227,47 @@ def test_open_in_the_step_view_opens_at_the_top(server: str, tab: Any) -> None:
     tab.wait_for_timeout(700)
     assert tab.evaluate(f"document.querySelector('{main}').scrollTop") == 0
     tab.screenshot(path=str(ARTIFACTS / "recommend-to-step-view.png"))
+
+
+def _metric(page: Page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]', has_text=label).first
+    return str(box.locator('[data-testid="stMetricValue"]').inner_text()).strip()
+
+
+def test_an_edited_layout_goes_from_compare_to_recommend_and_back(server: str, tab: Any) -> None:
+    """Compare's edited head opens in the step view (the sidebar names it), Recommend hands it
+    back to Compare as the base at the same cost, and the edit survives a page switch."""
+    moved = "name: moved\ncomponents:\n  timestamp: {layer: L0, order: 11, placement: system}\n"
+    tab.goto(f"{server}/Compare_layouts?session=research_agent")
+    settle(tab)
+    combo = tab.locator(".st-key-head_choice input")
+    combo.wait_for(timeout=30_000)
+    combo.click()
+    tab.get_by_role("option", name="Edit in the page…").click()
+    area = tab.locator(".st-key-head_text_seed textarea")
+    area.wait_for(timeout=30_000)
+    area.fill(moved)
+    area.press("Control+Enter")
+    expect(tab).to_have_url(re.compile(r"head=text%3A|head=text:"))
+    settle(tab)
+    tab.get_by_role("link", name=re.compile(r"Open step \d+ under the head layout")).click()
+    indicator(tab, "edited head layout")
+    settle(tab)
+    tab.screenshot(path=str(ARTIFACTS / "edited-layout-step-view.png"))
+    tab.locator('[data-testid="stSidebar"] a', has_text="Recommend").click()
+    expect(tab.get_by_text("Cost now")).to_be_visible(timeout=60_000)
+    settle(tab)
+    now = _metric(tab, "Cost now")
+    tab.locator(".st-key-rec_compare button").click()
+    expect(tab.locator('[data-testid="stMetric"]', has_text="Cost, base")).to_be_visible()
+    settle(tab)
+    expect(tab.locator('[data-testid="stMetric"]', has_text="Cost, base")).to_contain_text(now)
+    tab.screenshot(path=str(ARTIFACTS / "recommend-to-compare-edited-base.png"))
+    tab.locator('[data-testid="stSidebar"] a', has_text="Step view").click()
+    indicator(tab, "Step 1 / 21")
+    tab.locator('[data-testid="stSidebar"] a', has_text="Compare layouts").click()
+    expect(tab.locator(".st-key-head_choice input")).to_have_value("Edit in the page…")
+    expect(tab.locator(".st-key-base_choice input")).to_have_value("Edit in the page…")
+    settle(tab)
+    assert "head=text" in tab.url, tab.url
+    expect(tab.locator('[data-testid="stMetric"]', has_text="Cost, base")).to_contain_text(now)
