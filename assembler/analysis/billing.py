@@ -3,7 +3,8 @@ with no caching at all.
 
 The billed cost prices each step's measured usage at the rates of the platform that served
 it (the Anthropic API, AWS Bedrock or Google Vertex for Claude), with the writes made for an
-hour at the 1-hour rate and the rest at the 5-minute rate, exactly as the bill splits them.
+hour at the 1-hour rate and the rest at the 5-minute rate, exactly as the bill splits them,
+and the server-side web searches the request ran at the price per search.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def billed_cost(step: StepAnalysis) -> float | None:
         cache_write=u.cache_write,
         cache_write_1h=u.cache_write_1h,
         output=u.output,
+        web_searches=u.web_searches,
         at=step.timestamp,  # the price in force when the request was sent
         context=step.price_context,  # and in the tier (or speed) that served it
     )

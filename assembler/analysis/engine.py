@@ -304,7 +304,14 @@ def _analyze(
         if context:
             pricer = step_pricer(target.platform, mdl, write_ttl, context)
         usd, usd_without_cache = pricer.cost(
-            read, write, uncached, output, result.write_1h, step.at
+            read,
+            write,
+            uncached,
+            output,
+            result.write_1h,
+            step.at,
+            # the recorded searches are billed whatever the cache does
+            measured.web_searches if measured is not None else 0,
         )
         warnings = _warnings(result, assembled.assembly)
         if context and pricer.unpriced:

@@ -5,7 +5,8 @@ ships. Its update function is never called, so nothing touches the network.
 ``input_tokens`` passed to ``calc_price`` is the TOTAL input, cached tokens
 included; cache writes of a 1h lifetime are also reported as
 ``cache_write_1h_tokens`` (a subset of ``cache_write_tokens``), which the
-package prices at the 1h write rate.
+package prices at the 1h write rate. Server-side web searches are billed per search on
+top of the tokens, whatever the cache does: at the search price in force, not tiered.
 
 A price context (``(("speed", "fast"),)``, ``(("service_tier", "priority"),)``,
 ``(("processing", "batch"),)``) selects the package's price variants for the request;
@@ -20,6 +21,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from fractions import Fraction
 from functools import lru_cache
 from math import inf
 from typing import Any
@@ -213,6 +215,21 @@ def _rates_at(
     return rates
 
 
+_searches: dict[tuple[str, str, int, tuple[int, ...]], Decimal] = {}
+
+
+def _search_rate(provider: str, model: str, w: PriceWindow, context: PriceContext) -> Decimal:
+    """USD per web search under the price in force in ``w``, derived from the package
+    once per price and variants (a search fee is not tiered by tokens)."""
+    key = (provider, model, w.variant, w.overrides)
+    rate = _searches.get(key)
+    if rate is None:
+        base = _calc(provider, model, w.start, context, input_tokens=1)
+        with_one = _calc(provider, model, w.start, context, input_tokens=1, web_searches=1)
+        rate = _searches[key] = with_one - base
+    return rate
+
+
 def price(
     provider: str,
     model: str,
@@ -223,6 +240,7 @@ def price(
     output: int = 0,
     write_1h: bool = False,
     cache_write_1h: int | None = None,
+    web_searches: int = 0,
     at: datetime | None = None,
     context: PriceContext = (),
 ) -> float:
@@ -233,11 +251,17 @@ def price(
     (priced at the 1h rate, the rest at the 5m rate); without it ``write_1h`` says
     whether all writes or none were. ``at`` picks the price in force then (a model's
     price can change on a date or with the time of day); None: the price in force now.
+    ``web_searches``: the server-side searches the request ran, each billed on its own.
     """
     w = _window(provider, model, at, context)
     r = _rates_at(provider, model, total_input, w, context)
     hour = _hour_part(cache_write, write_1h, cache_write_1h)
-    return float(_usd(r, total_input, cache_read, cache_write, hour, output))
+    usd = _usd(r, total_input, cache_read, cache_write, hour, output)
+    if web_searches > 0:  # as StepPricer.cost adds it: exactly, rounded once
+        return float(
+            Fraction(usd) + Fraction(_search_rate(provider, model, w, context) * web_searches)
+        )
+    return float(usd)
 
 
 def _usd(r: _Rates, total: int, read: int, write: int, hour: int, output: int) -> Decimal:
@@ -271,11 +295,14 @@ def price_direct(
     output: int = 0,
     write_1h: bool = False,
     cache_write_1h: int | None = None,
+    web_searches: int = 0,
     at: datetime | None = None,
     context: PriceContext = (),
 ) -> float:
     """The same as :func:`price` with one ``calc_price`` call (slower; for checks)."""
     fields = {"input_tokens": total_input, "output_tokens": output}
+    if web_searches:
+        fields["web_searches"] = web_searches
     if cache_read:
         fields["cache_read_tokens"] = cache_read
     if cache_write:
@@ -306,13 +333,15 @@ def step_cost(
     write_1h: int | None = None,
     at: datetime | None = None,
     context: PriceContext = (),
+    web_searches: int = 0,
 ) -> StepCost:
     """Cost of a step sent at ``at`` as simulated, and of the same step with no caching.
 
     ``write_1h`` is the part of ``write`` made with a 1-hour lifetime; without it
-    ``ttl`` says which lifetime all writes had. ``at``, ``context``: as for :func:`price`."""
+    ``ttl`` says which lifetime all writes had. ``at``, ``context``, ``web_searches``:
+    as for :func:`price` (the search fee is in both figures)."""
     pricer = step_pricer(provider, model, ttl, context)
-    usd, plain = pricer.cost(read, write, uncached, output, write_1h, at)
+    usd, plain = pricer.cost(read, write, uncached, output, write_1h, at, web_searches)
     return StepCost(usd, plain)
 
 
@@ -386,8 +415,10 @@ class StepPricer:
         output: int,
         write_1h: int | None = None,
         at: datetime | None = None,
+        searches: int = 0,
     ) -> tuple[float, float]:
-        """USD as simulated and USD without any caching, for a request sent at ``at``."""
+        """USD as simulated and USD without any caching, for a request sent at ``at`` that
+        ran ``searches`` server-side web searches (billed alike in both)."""
         w = self._window
         if w is None or (not w.always and (at is None or not w.holds(utc(at)))):
             self._enter(at)
@@ -401,6 +432,11 @@ class StepPricer:
                 r = self._rates(total, w)
         # _hour_part, inlined
         hour = max(0, min(write, write_1h)) if write_1h is not None else write if self._hour else 0
+        if searches > 0:  # rare: the exact sums and the fee, each figure rounded once
+            fee = Fraction(_search_rate(self._provider, self._model, w, self._context) * searches)
+            return float(Fraction(_usd(r, total, read, write, hour, output)) + fee), float(
+                Fraction(_usd(r, total, 0, 0, 0, output)) + fee
+            )
         scaled = r.scaled
         if scaled is not None:
             i, rd, wr, wr_1h, out, unit, limit = scaled

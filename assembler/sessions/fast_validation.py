@@ -180,7 +180,9 @@ def _contract(v: Any) -> bool:
 
 
 _USAGE = Spec(
-    dict.fromkeys(("input", "cache_read", "cache_write", "cache_write_1h", "output"), INT0)
+    dict.fromkeys(
+        ("input", "cache_read", "cache_write", "cache_write_1h", "output", "web_searches"), INT0
+    )
 )
 _SETTINGS = Spec(
     {

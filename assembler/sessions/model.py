@@ -44,13 +44,14 @@ class SessionError(ValueError):
 
 @dataclass(frozen=True)
 class Usage:
-    """Measured usage of a real request (tokens)."""
+    """Measured usage of a real request (tokens, and the server-side web searches it ran)."""
 
     input: int = 0
     cache_read: int = 0
     cache_write: int = 0
     output: int = 0
     cache_write_1h: int = 0  # the part of cache_write written with a 1-hour lifetime
+    web_searches: int = 0  # billed per search on top of the tokens
 
 
 @dataclass(frozen=True)

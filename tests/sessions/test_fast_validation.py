@@ -145,7 +145,13 @@ EVENT_FIELDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             "output_schema": st.sampled_from([{}, {"type": "object", "n": [1, 2.5, None]}]),
             "memory_prefetch": TEXT,
             "usage": st.fixed_dictionaries(
-                {}, optional={"input": COUNT, "cache_read": COUNT, "cache_write_1h": COUNT}
+                {},
+                optional={
+                    "input": COUNT,
+                    "cache_read": COUNT,
+                    "cache_write_1h": COUNT,
+                    "web_searches": COUNT,
+                },
             ),
             "settings": st.fixed_dictionaries(
                 {},
@@ -452,7 +458,8 @@ def _full_document() -> dict[str, Any]:
             "output_schema": {"type": "object"},
             "memory_prefetch": "m",
             "usage": dict.fromkeys(
-                ("input", "cache_read", "cache_write", "cache_write_1h", "output"), 1
+                ("input", "cache_read", "cache_write", "cache_write_1h", "output", "web_searches"),
+                1,
             ),
             "settings": {
                 "tool_choice": "auto",

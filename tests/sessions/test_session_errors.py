@@ -154,6 +154,25 @@ CASES: list[Case] = [
         "expected a number ≥ 0, found the integer -5",
     ),
     Case(
+        "negative-web-searches",
+        "s.yaml",
+        yaml_events(ENTER, f'{{type: llm, at: "{T1}", usage: {{output: 10, web_searches: -1}}}}'),
+        "events[1].usage.web_searches",
+        13,
+        "expected a number ≥ 0, found the integer -1",
+    ),
+    Case(
+        "fractional-web-searches-jsonl",
+        "s.jsonl",
+        jsonl(
+            {"type": "enter", "at": T0, "function": "main"},
+            {"type": "llm", "at": T1, "usage": {"output": 10, "web_searches": 1.5}},
+        ),
+        "events[1].usage.web_searches",
+        3,
+        "expected an integer, found the number 1.5",
+    ),
+    Case(
         "artifact-contract-without-artifact",
         "s.yaml",
         yaml_events(ENTER, f'{{type: llm, at: "{T1}", contract: {{kind: artifact}}}}'),

@@ -298,6 +298,10 @@ class _Reader:
             new = anthropic_usage(raw_usage)
             if request.usage is not None:  # streamed records: the last carries the final output
                 new["output"] = max(new["output"], request.usage["output"])
+                if searches := max(
+                    new.get("web_searches", 0), request.usage.get("web_searches", 0)
+                ):
+                    new["web_searches"] = searches
             request.usage = new
             self.ttl = anthropic_write_ttl(raw_usage) or self.ttl
             request.ttl = self.ttl

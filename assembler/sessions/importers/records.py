@@ -219,7 +219,7 @@ def anthropic_usage(u: Mapping[str, Any]) -> dict[str, int]:
 
     ``cache_creation_input_tokens`` is the write total; when only the 5m/1h split
     is given, the split is summed. The 1-hour part is kept as ``cache_write_1h``
-    (priced at its own rate).
+    (priced at its own rate), ``server_tool_use.web_search_requests`` as ``web_searches``.
     """
     write = as_int(u.get("cache_creation_input_tokens"))
     five, hour = _write_split(u)
@@ -233,6 +233,10 @@ def anthropic_usage(u: Mapping[str, Any]) -> dict[str, int]:
     )
     if hour:
         out["cache_write_1h"] = min(hour, write)
+    tools = u.get("server_tool_use")
+    searches = as_int(tools.get("web_search_requests")) if isinstance(tools, Mapping) else 0
+    if searches:
+        out["web_searches"] = searches
     return out
 
 

@@ -114,12 +114,17 @@ def measured(api: str, response: Mapping[str, Any]) -> dict[str, int] | None:
             as_int(u.get("completion_tokens")),
         )
     d = _details(u, "input_tokens_details")
-    return openai_usage(
+    out = openai_usage(
         as_int(u.get("input_tokens")),
         as_int(d.get("cached_tokens")),
         as_int(d.get("cache_write_tokens")),
         as_int(u.get("output_tokens")),
     )
+    # the usage has no count: each web_search_call output item is one search, billed
+    searches = sum(i.get("type") == "web_search_call" for i in iter_items(response.get("output")))
+    if searches:
+        out["web_searches"] = searches
+    return out
 
 
 def answer(api: str, response: Mapping[str, Any]) -> str:
