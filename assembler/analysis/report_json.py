@@ -72,6 +72,7 @@ def _usage_json(u: Usage | None) -> dict[str, int] | None:
         "cache_write": u.cache_write,
         "output": u.output,
         **({"cache_write_1h": u.cache_write_1h} if u.cache_write_1h else {}),
+        **({"web_searches": u.web_searches} if u.web_searches else {}),  # billed per search
     }
 
 

@@ -12,6 +12,7 @@ from genai_prices import calc_price
 
 from assembler.analysis.billing import billed_cost, session_costs
 from assembler.analysis.engine import analyze
+from assembler.analysis.report_json import analysis_json
 from assembler.cache.pricing import price, price_direct, step_cost
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import FORMAT, Session
@@ -122,6 +123,10 @@ def test_billed_and_simulated_costs_of_a_step_include_its_searches() -> None:
         rel=1e-12,
     )
     assert second.usd == without.steps[1].usd  # no searches: nothing added
+    # the JSON shows the count beside the measured tokens, only where there is one
+    steps_json = analysis_json(searched)["steps"]
+    assert steps_json[0]["measured"]["web_searches"] == 4
+    assert "web_searches" not in (analysis_json(without)["steps"][0]["measured"] or {})
     costs, plain = session_costs(searched), session_costs(without)
     assert costs.billed is not None and plain.billed is not None
     assert costs.billed - plain.billed == pytest.approx(0.04, abs=1e-12)
