@@ -38,6 +38,51 @@ def arrangement_sentences(
     return out
 
 
+Place = tuple[str, int, str]  # a component's layer, order and placement
+
+
+def start_sentence(
+    current: Layout, start: Layout, before: Mapping[str, Place], after: Mapping[str, Place]
+) -> str:
+    """Why the result starts from a built-in layout: what it has that the current one has not."""
+    parts = []
+    for name, (layer, order, where) in after.items():
+        old = before.get(name)
+        if old is not None and old != (layer, order, where):
+            at = f" {where}" if where != old[2] else ""
+            parts.append(f"{name} {old[0]} order {old[1]} → {layer} order {order}{at}")
+    if gone := [n for n in before if n not in after]:
+        parts.append(f"without {', '.join(gone)}")
+    if new := [n for n in after if n not in before]:
+        parts.append(f"with {', '.join(new)}")
+    seen = [
+        field
+        for field, old_value, new_value in (
+            (
+                "expose",
+                (current.default_expose, dict(current.expose)),
+                (start.default_expose, dict(start.expose)),
+            ),
+            (
+                "render_range",
+                (current.default_range, dict(current.render_range)),
+                (start.default_range, dict(start.render_range)),
+            ),
+            ("tree_budget", current.tree_budget, start.tree_budget),
+        )
+        if old_value != new_value
+    ]
+    if seen:
+        parts.append(
+            f"{', '.join(seen)} as {start.name} sets it, which changes what the model sees"
+        )
+    detail = f": {'; '.join(parts)}" if parts else ""
+    return (
+        f"From the built-in layout {start.name}, not {current.name}{detail}"
+        f" (no arrangement reached from {current.name} bills as little)."
+    )
+
+
 Marks = tuple[tuple[str, str], ...]  # (boundary, lifetime) in wire order
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from dataclasses import replace
@@ -146,16 +147,60 @@ def test_openai_order_within_a_layer_matches_brute_force() -> None:
     assert r.after_usd < r.before_usd
 
 
+#: The seed layout with the per-call timestamp moved into L0, ahead of everything stable:
+#: from there no move the search makes brings it back to where the design puts it.
+PERTURBED = replace(
+    builtin_layout("seed"),
+    name="ts",
+    components={"timestamp": ComponentMove(layer=Layer.L0, order=11, placement=Placement.SYSTEM)},
+)
+STARTS = {"ts": PERTURBED} | {name: builtin_layout(name) for name in BUILTIN_LAYOUTS}
+
+
+@functools.cache
+def _builtin_bills(sample: str) -> dict[str, float]:
+    session = load_session(str(SAMPLES / f"{sample}.yaml"))
+    return {n: analyze(session, builtin_layout(n)).totals["usd"] for n in BUILTIN_LAYOUTS}
+
+
+@pytest.mark.parametrize("start", STARTS)
 @pytest.mark.parametrize("sample", ASSEMBLED)
 def test_on_the_samples_the_recommendation_costs_no_more_than_any_built_in_layout(
-    sample: str,
+    sample: str, start: str
 ) -> None:
+    """Whatever the current layout, the design's own arrangements are starts too."""
     session = load_session(str(SAMPLES / f"{sample}.yaml"))
-    r = recommend([session], builtin_layout("seed"))
-    for name in BUILTIN_LAYOUTS:
-        usd = analyze(session, builtin_layout(name)).totals["usd"]
+    r = recommend([session], STARTS[start])
+    for name, usd in _builtin_bills(sample).items():
         assert r.after_usd <= usd + 1e-12, name
+    assert r.after_usd <= r.before_usd + 1e-12
     assert r.after_usd == pytest.approx(analyze(session, r.recommended).totals["usd"])
+
+
+def test_a_perturbed_layout_is_led_back_to_the_design_and_says_so() -> None:
+    session = load_session(str(SAMPLES / "research_agent.yaml"))
+    r = recommend([session], PERTURBED)
+    assert r.after_usd == pytest.approx(recommend([session], builtin_layout("seed")).after_usd)
+    assert "timestamp" not in r.recommended.components
+    assert r.changes[0].startswith(
+        "From the built-in layout seed, not ts: timestamp L0 order 11 → L2 order"
+    )
+
+
+def test_under_a_token_prefix_cache_the_perturbed_layout_costs_no_more_than_seed() -> None:
+    session = load_session(str(SAMPLES / "research_agent.yaml"))
+    r = recommend([session], PERTURBED, provider="openai", model="gpt-4o")
+    seed = analyze(session, builtin_layout("seed"), provider="openai", model="gpt-4o")
+    assert r.after_usd <= seed.totals["usd"] + 1e-12
+
+
+@pytest.mark.parametrize("start", ["seed-1h", "no-breakpoints", "computer-use", "tree-budget"])
+def test_a_layout_with_the_design_s_arrangement_is_searched_from_itself(start: str) -> None:
+    """Ties keep the current layout: no start from seed when it bills no less."""
+    session = load_session(str(SAMPLES / "research_agent.yaml"))
+    r = recommend([session], builtin_layout(start))
+    assert not any(c.startswith("From the built-in layout") for c in r.changes)
+    assert r.recommended.add == builtin_layout(start).add
 
 
 def test_compare_reproduces_the_saving(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
