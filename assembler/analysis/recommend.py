@@ -82,6 +82,24 @@ def _bill(
     return usd, read / tokens if tokens else 0.0
 
 
+def _first_half(session: Session) -> Session:
+    """``session`` up to its middle call: billed, the first half of its steps exactly, as a
+    step is assembled from the events before it."""
+    calls = [i for i, e in enumerate(session.events) if isinstance(e, LLMCall)]
+    return replace(session, events=session.events[: calls[len(calls) // 2]] if calls else ())
+
+
+def _bills_less(
+    sessions: Sequence[Session], layout: Layout, provider: str, model: str, usd: float
+) -> bool:
+    """Whether ``layout`` bills less than ``usd``. No step bills less than nothing, so
+    when the first halves already bill as much, the rest is not assembled."""
+    halves = [_first_half(s) for s in sessions]
+    if _bill(halves, layout, provider, model)[0] >= usd:
+        return False
+    return _bill(sessions, layout, provider, model)[0] < usd
+
+
 def _groups(
     layout: Layout, session: Session
 ) -> tuple[dict[tuple[Layer, Placement], list[tuple[int, str]]], set[str]]:
@@ -287,7 +305,7 @@ def recommend(
         if (
             best is not None
             and start.name != DESIGN
-            and _bill(sessions, start, prov, mdl)[0] >= best.usd - 1e-9
+            and not _bills_less(sessions, start, prov, mdl, best.usd - 1e-9)
         ):
             continue
         own = (base_trace, facts) if start is current else build_trace(sessions, start, prov, mdl)

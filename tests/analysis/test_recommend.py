@@ -19,7 +19,7 @@ from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, ComponentMove, builtin_layout
 from assembler.analysis.mixed_lifetimes import brute_force_mixed, search_mixed
 from assembler.analysis.pipeline import SessionAssembler
-from assembler.analysis.recommend import recommend
+from assembler.analysis.recommend import _first_half, recommend
 from assembler.analysis.recommend_trace import build_trace
 from assembler.cli.main import main
 from assembler.design.context import format_time
@@ -175,6 +175,19 @@ def test_on_the_samples_the_recommendation_costs_no_more_than_any_built_in_layou
         assert r.after_usd <= usd + 1e-12, name
     assert r.after_usd <= r.before_usd + 1e-12
     assert r.after_usd == pytest.approx(analyze(session, r.recommended).totals["usd"])
+
+
+@pytest.mark.parametrize("sample", ASSEMBLED)
+def test_the_first_half_of_a_session_bills_its_first_steps_exactly(sample: str) -> None:
+    """What lets recommend skip a built-in layout on half a bill: a step is assembled
+    from the events before it alone."""
+    session = load_session(str(SAMPLES / f"{sample}.yaml"))
+    half = _first_half(session)
+    for name in BUILTIN_LAYOUTS:
+        full = analyze(session, builtin_layout(name)).steps
+        part = analyze(half, builtin_layout(name)).steps
+        assert 0 < len(part) < len(full)
+        assert [s.usd for s in part] == [s.usd for s in full[: len(part)]], name
 
 
 def test_a_perturbed_layout_is_led_back_to_the_design_and_says_so() -> None:
