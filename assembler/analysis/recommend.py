@@ -169,8 +169,12 @@ def arrangements(
     return out
 
 
-def _shape(layout: Layout) -> tuple[object, ...]:
-    """What a trace depends on: all of a layout but its name, breakpoints and lifetimes."""
+def _shape(layout: Layout, searched: bool = True) -> tuple[object, ...]:
+    """What a bill depends on beyond the breakpoints and lifetimes, which the breakpoint
+    search chooses; where it does not (``searched`` false) those too."""
+    marks = (
+        () if searched else (layout.breakpoints, layout.ttl, tuple(layout.breakpoint_ttl.items()))
+    )
     return (
         tuple(sorted(layout.components.items(), key=lambda kv: kv[0])),
         layout.add,
@@ -179,6 +183,7 @@ def _shape(layout: Layout) -> tuple[object, ...]:
         layout.default_range,
         tuple(sorted(layout.render_range.items())),
         layout.tree_budget,
+        *marks,
     )
 
 
@@ -196,13 +201,13 @@ def _trace_key(trace: Trace) -> tuple[object, ...]:
 DESIGN = "seed"
 
 
-def starts(current: Layout) -> list[Layout]:
+def starts(current: Layout, searched: bool = True) -> list[Layout]:
     """The current layout, then each built-in one with an arrangement of its own."""
     out: list[Layout] = []
     seen: set[tuple[object, ...]] = set()
     for layout in (current, *all_builtin_layouts()):
-        if _shape(layout) not in seen:
-            seen.add(_shape(layout))
+        if _shape(layout, searched) not in seen:
+            seen.add(_shape(layout, searched))
             out.append(layout)
     return out
 
@@ -300,7 +305,7 @@ def recommend(
     unbudgeted: _Option | None = None  # the best's arrangement before a call-tree budget
     shapes: set[tuple[object, ...]] = set()
     traces: set[tuple[object, ...]] = set()
-    for start in starts(current):
+    for start in starts(current, anthropic):
         # a counterfactual of the design is searched from only when it bills less as it is
         if (
             best is not None
@@ -311,9 +316,9 @@ def recommend(
         own = (base_trace, facts) if start is current else build_trace(sessions, start, prov, mdl)
         plain: _Option | None = None
         for arrangement, moves in arrangements(start, first, own[1]):
-            if _shape(arrangement) in shapes:
+            if _shape(arrangement, anthropic) in shapes:
                 continue  # reached from an earlier start
-            shapes.add(_shape(arrangement))
+            shapes.add(_shape(arrangement, anthropic))
             fresh = moves and anthropic
             trace = build_trace(sessions, arrangement, prov, mdl)[0] if fresh else own[0]
             if anthropic:
@@ -370,7 +375,9 @@ def recommend(
         facts = best.facts
     if start is not current:
         changes.append(
-            start_sentence(current, start, _places(current, first), _places(start, first))
+            start_sentence(
+                current, start, _places(current, first), _places(start, first), anthropic
+            )
         )
     changes += arrangement_sentences(moves, facts, trace.steps)
     if head.tree_budget is not None and head.tree_budget != start.tree_budget:

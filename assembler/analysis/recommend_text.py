@@ -42,10 +42,17 @@ Place = tuple[str, int, str]  # a component's layer, order and placement
 
 
 def start_sentence(
-    current: Layout, start: Layout, before: Mapping[str, Place], after: Mapping[str, Place]
+    current: Layout,
+    start: Layout,
+    before: Mapping[str, Place],
+    after: Mapping[str, Place],
+    searched: bool = True,
 ) -> str:
-    """Why the result starts from a built-in layout: what it has that the current one has not."""
+    """Why the result starts from a built-in layout: what it has that the current one has not
+    (its lifetime too, where no breakpoint search chose one: ``searched`` false)."""
     parts = []
+    if not searched and current.ttl != start.ttl:
+        parts.append(f"ttl {current.ttl or 'unset'} → {start.ttl or 'unset'}")
     for name, (layer, order, where) in after.items():
         old = before.get(name)
         if old is not None and old != (layer, order, where):
