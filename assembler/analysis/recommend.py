@@ -201,14 +201,33 @@ def _trace_key(trace: Trace) -> tuple[object, ...]:
 DESIGN = "seed"
 
 
+def content_of(layout: Layout) -> tuple[object, ...]:
+    """What the model is shown under ``layout``, apart from the order of its blocks: the
+    components added and switched off, what the call tree exposes and renders, its budget."""
+    off = tuple(sorted(name for name, move in layout.components.items() if not move.enabled))
+    return (
+        layout.add,
+        off,
+        layout.default_expose,
+        tuple(sorted(layout.expose.items())),
+        layout.default_range,
+        tuple(sorted(layout.render_range.items())),
+        layout.tree_budget,
+    )
+
+
 def starts(current: Layout, searched: bool = True) -> list[Layout]:
-    """The current layout, then each built-in one with an arrangement of its own."""
+    """The current layout, then each built-in one that shows the model what the current one
+    does, in an arrangement of its own. A recommendation rearranges; a layout that changes
+    the text (split-tree, expose-full, …) is a different context, weighed with compare."""
     out: list[Layout] = []
     seen: set[tuple[object, ...]] = set()
+    content = content_of(current)
     for layout in (current, *all_builtin_layouts()):
-        if _shape(layout, searched) not in seen:
-            seen.add(_shape(layout, searched))
-            out.append(layout)
+        if content_of(layout) != content or _shape(layout, searched) in seen:
+            continue
+        seen.add(_shape(layout, searched))
+        out.append(layout)
     return out
 
 

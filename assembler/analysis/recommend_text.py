@@ -48,8 +48,9 @@ def start_sentence(
     after: Mapping[str, Place],
     searched: bool = True,
 ) -> str:
-    """Why the result starts from a built-in layout: what it has that the current one has not
-    (its lifetime too, where no breakpoint search chose one: ``searched`` false)."""
+    """Why the result starts from a built-in layout: how its arrangement differs from the
+    current one's (its lifetime too, where no breakpoint search chose one: ``searched``
+    false). A start shows the model what the current layout does (``recommend.starts``)."""
     parts = []
     if not searched and current.ttl != start.ttl:
         parts.append(f"ttl {current.ttl or 'unset'} → {start.ttl or 'unset'}")
@@ -58,31 +59,6 @@ def start_sentence(
         if old is not None and old != (layer, order, where):
             at = f" {where}" if where != old[2] else ""
             parts.append(f"{name} {old[0]} order {old[1]} → {layer} order {order}{at}")
-    if gone := [n for n in before if n not in after]:
-        parts.append(f"without {', '.join(gone)}")
-    if new := [n for n in after if n not in before]:
-        parts.append(f"with {', '.join(new)}")
-    seen = [
-        field
-        for field, old_value, new_value in (
-            (
-                "expose",
-                (current.default_expose, dict(current.expose)),
-                (start.default_expose, dict(start.expose)),
-            ),
-            (
-                "render_range",
-                (current.default_range, dict(current.render_range)),
-                (start.default_range, dict(start.render_range)),
-            ),
-            ("tree_budget", current.tree_budget, start.tree_budget),
-        )
-        if old_value != new_value
-    ]
-    if seen:
-        parts.append(
-            f"{', '.join(seen)} as {start.name} sets it, which changes what the model sees"
-        )
     detail = f": {'; '.join(parts)}" if parts else ""
     return (
         f"From the built-in layout {start.name}, not {current.name}{detail}"
