@@ -208,6 +208,13 @@ def _breakpoints(
                 f"expected one of {', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>',"
                 f" or a mapping with at and ttl, found {_shown(anchor)}",
             )
+        if anchor in anchors:
+            raise LayoutError(
+                source,
+                where,
+                f"{clip(anchor, 80)} is listed twice (also breakpoints[{anchors.index(anchor)}]);"
+                " expected each anchor at most once",
+            )
         anchors.append(anchor)
         if life is not None:
             own[anchor] = life
@@ -306,14 +313,21 @@ def parse_layout(data: Any, source: str) -> Layout:
     for fn, value in _functions(raw_range, source, "render_range").items():
         ranges[str(fn)] = _range(value, source, f"render_range.functions.{fn}")
     breakpoints = data.get("breakpoints", list(DEFAULT_BREAKPOINTS))
-    if not isinstance(breakpoints, list) or len(breakpoints) > MAX_BREAKPOINTS:
+    if not isinstance(breakpoints, list):
         raise LayoutError(
             source, "breakpoints", f"expected a list of at most {MAX_BREAKPOINTS} anchors"
         )
     ttl = data.get("ttl")
     if ttl is not None and ttl not in TTLS:
         raise LayoutError(source, "ttl", f"expected one of {', '.join(TTLS)}, found {_shown(ttl)}")
+    # each anchor first, so a wrong or repeated one is named rather than merely counted
     anchors, own = _breakpoints(breakpoints, ttl, source)
+    if len(anchors) > MAX_BREAKPOINTS:
+        raise LayoutError(
+            source,
+            "breakpoints",
+            f"expected a list of at most {MAX_BREAKPOINTS} anchors, found {len(anchors)}",
+        )
     budget = data.get("tree_budget")
     if budget is not None and (
         not isinstance(budget, int) or isinstance(budget, bool) or budget < 1

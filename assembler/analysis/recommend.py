@@ -1,6 +1,10 @@
 """The cheapest layout the design allows for a set of sessions of one agent.
 
-Arrangements first: the current one, each layer's components in order of how
+The search starts from the current layout and from the design's own arrangement
+(the built-in ``seed``); each other built-in layout (the design's counterfactuals,
+one per distinct arrangement) is billed as it is and searched from only when it
+bills less than the best found so far, so the result never bills more than any. From each start, arrangements: the
+start itself, each layer's components in order of how
 often their text changed (more stable first, design §3), and components that
 change within a session moved to the tail of L1's project part (never into L2
 ahead of the call tree); then the cheapest of them with a few call-tree budgets
@@ -9,7 +13,8 @@ cheapest breakpoint set and lifetime (:mod:`breakpoint_search`), and the winner
 a lifetime per breakpoint where that bills less (:mod:`mixed_lifetimes`);
 token-prefix caches have no breakpoints, so their candidates are billed as
 they are. The winner is billed again by :func:`analyze`, exactly as ``compare``
-bills it; if it is not cheaper than the current layout, the current layout stands.
+bills it; if it is not cheaper than the current layout, the current layout stands. A built-in start must bill less than the current
+layout's own search to replace it, so ties keep the current layout.
 """
 
 from __future__ import annotations
@@ -19,16 +24,18 @@ from dataclasses import dataclass, replace
 
 from assembler.analysis.breakpoint_search import Choice, Trace, search
 from assembler.analysis.engine import analyze
-from assembler.analysis.layouts import TTLS, ComponentMove, Layout
+from assembler.analysis.layouts import TTLS, ComponentMove, Layout, all_builtin_layouts
 from assembler.analysis.mixed_lifetimes import search_mixed
 from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.recommend_text import (
     Marks,
+    Place,
     arrangement_sentences,
     breakpoint_sentences,
     budget_sentence,
     keep_alive_sentence,
     mixed_sentence,
+    start_sentence,
     ttl_sentence,
 )
 from assembler.analysis.recommend_trace import StepFacts, build_trace, lifetimes
@@ -75,6 +82,24 @@ def _bill(
     return usd, read / tokens if tokens else 0.0
 
 
+def _first_half(session: Session) -> Session:
+    """``session`` up to its middle call: billed, the first half of its steps exactly, as a
+    step is assembled from the events before it."""
+    calls = [i for i, e in enumerate(session.events) if isinstance(e, LLMCall)]
+    return replace(session, events=session.events[: calls[len(calls) // 2]] if calls else ())
+
+
+def _bills_less(
+    sessions: Sequence[Session], layout: Layout, provider: str, model: str, usd: float
+) -> bool:
+    """Whether ``layout`` bills less than ``usd``. No step bills less than nothing, so
+    when the first halves already bill as much, the rest is not assembled."""
+    halves = [_first_half(s) for s in sessions]
+    if _bill(halves, layout, provider, model)[0] >= usd:
+        return False
+    return _bill(sessions, layout, provider, model)[0] < usd
+
+
 def _groups(
     layout: Layout, session: Session
 ) -> tuple[dict[tuple[Layer, Placement], list[tuple[int, str]]], set[str]]:
@@ -88,6 +113,13 @@ def _groups(
         if c.layer is Layer.L1 and c.where is Placement.SYSTEM and c.tail:
             tails.add(c.name)
     return groups, tails
+
+
+def _places(layout: Layout, session: Session) -> dict[str, Place]:
+    return {
+        c.name: (c.layer.value, c.order, c.where.value)
+        for c in SessionAssembler(session, layout).registry
+    }
 
 
 def _with_moves(layout: Layout, moves: dict[str, ComponentMove], name: str) -> Layout:
@@ -137,6 +169,68 @@ def arrangements(
     return out
 
 
+def _shape(layout: Layout, searched: bool = True) -> tuple[object, ...]:
+    """What a bill depends on beyond the breakpoints and lifetimes, which the breakpoint
+    search chooses; where it does not (``searched`` false) those too."""
+    marks = (
+        () if searched else (layout.breakpoints, layout.ttl, tuple(layout.breakpoint_ttl.items()))
+    )
+    return (
+        tuple(sorted(layout.components.items(), key=lambda kv: kv[0])),
+        layout.add,
+        layout.default_expose,
+        tuple(sorted(layout.expose.items())),
+        layout.default_range,
+        tuple(sorted(layout.render_range.items())),
+        layout.tree_budget,
+        *marks,
+    )
+
+
+def _trace_key(trace: Trace) -> tuple[object, ...]:
+    """Equal for traces the search bills alike (a block that never shows changes nothing)."""
+    return (
+        trace.names,
+        trace.cum.tobytes(),
+        *(trace.alive[ttl].tobytes() for ttl in TTLS),
+        trace.total.tobytes(),
+    )
+
+
+#: The design's own arrangement: always a start, whatever the current layout.
+DESIGN = "seed"
+
+
+def content_of(layout: Layout) -> tuple[object, ...]:
+    """What the model is shown under ``layout``, apart from the order of its blocks: the
+    components added and switched off, what the call tree exposes and renders, its budget."""
+    off = tuple(sorted(name for name, move in layout.components.items() if not move.enabled))
+    return (
+        layout.add,
+        off,
+        layout.default_expose,
+        tuple(sorted(layout.expose.items())),
+        layout.default_range,
+        tuple(sorted(layout.render_range.items())),
+        layout.tree_budget,
+    )
+
+
+def starts(current: Layout, searched: bool = True) -> list[Layout]:
+    """The current layout, then each built-in one that shows the model what the current one
+    does, in an arrangement of its own. A recommendation rearranges; a layout that changes
+    the text (split-tree, expose-full, …) is a different context, weighed with compare."""
+    out: list[Layout] = []
+    seen: set[tuple[object, ...]] = set()
+    content = content_of(current)
+    for layout in (current, *all_builtin_layouts()):
+        if content_of(layout) != content or _shape(layout, searched) in seen:
+            continue
+        seen.add(_shape(layout, searched))
+        out.append(layout)
+    return out
+
+
 @dataclass(frozen=True)
 class _Option:
     usd: float
@@ -145,6 +239,8 @@ class _Option:
     moves: dict[str, ComponentMove]
     choice: Choice | None
     trace: Trace
+    start: Layout
+    facts: StepFacts
 
     def better(self, other: _Option | None) -> bool:
         return other is None or (self.usd, -self.read) < (other.usd, -other.read)
@@ -199,37 +295,69 @@ def recommend(
             f"{first.source}: every call is a recorded request, sent as recorded; "
             "a layout changes nothing in it (run lint for its volatile blocks)"
         )
+    anthropic = prov == "anthropic"
     base_trace, facts = build_trace(sessions, current, prov, mdl)
     nodes = 0
     limit = int(rules()["anthropic"]["max_breakpoints"]["value"])
 
-    def options(arrangement: Layout, moves: dict[str, ComponentMove], trace: Trace) -> _Option:
+    def options(
+        arrangement: Layout,
+        moves: dict[str, ComponentMove],
+        trace: Trace,
+        start: Layout,
+        facts: StepFacts,
+    ) -> _Option:
         nonlocal nodes
-        if prov != "anthropic":
+        if not anthropic:
             usd, hit = _bill(sessions, arrangement, prov, mdl)
-            return _Option(usd, hit, arrangement, moves, None, trace)
+            return _Option(usd, hit, arrangement, moves, None, trace, start, facts)
         best: _Option | None = None
         for ttl in TTLS:
             found = search(trace, ttl, limit)
             nodes += found.nodes
-            option = _Option(found.usd, found.read, arrangement, moves, found, trace)
+            option = _Option(found.usd, found.read, arrangement, moves, found, trace, start, facts)
             best = option if option.better(best) else best
         assert best is not None
         return best
 
     best: _Option | None = None
-    for arrangement, moves in arrangements(current, first, facts):
-        fresh = moves and prov == "anthropic"
-        trace = build_trace(sessions, arrangement, prov, mdl)[0] if fresh else base_trace
-        option = options(arrangement, moves, trace)
-        best = option if option.better(best) else best
-    assert best is not None
-    unbudgeted = best
-    for budget in budget_candidates(facts.tree_sizes, current.tree_budget, min_tree_budget):
-        folded = replace(unbudgeted.arrangement, tree_budget=budget)
-        trace = build_trace(sessions, folded, prov, mdl)[0] if prov == "anthropic" else base_trace
-        option = options(folded, unbudgeted.moves, trace)
-        best = option if option.better(best) else best
+    unbudgeted: _Option | None = None  # the best's arrangement before a call-tree budget
+    shapes: set[tuple[object, ...]] = set()
+    traces: set[tuple[object, ...]] = set()
+    for start in starts(current, anthropic):
+        # a counterfactual of the design is searched from only when it bills less as it is
+        if (
+            best is not None
+            and start.name != DESIGN
+            and not _bills_less(sessions, start, prov, mdl, best.usd - 1e-9)
+        ):
+            continue
+        own = (base_trace, facts) if start is current else build_trace(sessions, start, prov, mdl)
+        plain: _Option | None = None
+        for arrangement, moves in arrangements(start, first, own[1]):
+            if _shape(arrangement, anthropic) in shapes:
+                continue  # reached from an earlier start
+            shapes.add(_shape(arrangement, anthropic))
+            fresh = moves and anthropic
+            trace = build_trace(sessions, arrangement, prov, mdl)[0] if fresh else own[0]
+            if anthropic:
+                if _trace_key(trace) in traces:
+                    continue
+                traces.add(_trace_key(trace))
+            option = options(arrangement, moves, trace, start, own[1])
+            plain = option if option.better(plain) else plain
+        if plain is None:
+            continue
+        here = plain
+        for budget in budget_candidates(own[1].tree_sizes, start.tree_budget, min_tree_budget):
+            folded = replace(plain.arrangement, tree_budget=budget)
+            trace = build_trace(sessions, folded, prov, mdl)[0] if anthropic else own[0]
+            option = options(folded, plain.moves, trace, start, own[1])
+            here = option if option.better(here) else here
+        # another start must bill less, not merely as much: ties keep the current layout
+        if best is None or here.usd < best.usd - 1e-9:
+            best, unbudgeted = here, plain
+    assert best is not None and unbudgeted is not None
     arrangement, moves, found, trace = best.arrangement, best.moves, best.choice, best.trace
     head = replace(
         arrangement, name="recommended", description="The cheapest layout found for these sessions."
@@ -250,19 +378,28 @@ def recommend(
     before = _bill(sessions, current, prov, mdl)
     after = _bill(sessions, head, prov, mdl)
     changes: list[str] = []
+    start = best.start
     if (after[0], -after[1]) >= (before[0], -before[1]):
         head = replace(
             current,
             name="recommended",
             description="The current layout is already the cheapest found.",
         )
-        after, moves, found, marks, mixed = before, {}, None, (), None
+        after, moves, found, marks, mixed, start = before, {}, None, (), None, current
         changes.append(
             "No change to the layout: no arrangement, breakpoint set, lifetime or call-tree"
             " budget the design allows bills less on these sessions."
         )
+    else:
+        facts = best.facts
+    if start is not current:
+        changes.append(
+            start_sentence(
+                current, start, _places(current, first), _places(start, first), anthropic
+            )
+        )
     changes += arrangement_sentences(moves, facts, trace.steps)
-    if head.tree_budget is not None and head.tree_budget != current.tree_budget:
+    if head.tree_budget is not None and head.tree_budget != start.tree_budget:
         changes.append(
             budget_sentence(head.tree_budget, facts.tree_sizes, best.usd, unbudgeted.usd)
         )

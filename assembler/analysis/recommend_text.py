@@ -38,6 +38,34 @@ def arrangement_sentences(
     return out
 
 
+Place = tuple[str, int, str]  # a component's layer, order and placement
+
+
+def start_sentence(
+    current: Layout,
+    start: Layout,
+    before: Mapping[str, Place],
+    after: Mapping[str, Place],
+    searched: bool = True,
+) -> str:
+    """Why the result starts from a built-in layout: how its arrangement differs from the
+    current one's (its lifetime too, where no breakpoint search chose one: ``searched``
+    false). A start shows the model what the current layout does (``recommend.starts``)."""
+    parts = []
+    if not searched and current.ttl != start.ttl:
+        parts.append(f"ttl {current.ttl or 'unset'} → {start.ttl or 'unset'}")
+    for name, (layer, order, where) in after.items():
+        old = before.get(name)
+        if old is not None and old != (layer, order, where):
+            at = f" {where}" if where != old[2] else ""
+            parts.append(f"{name} {old[0]} order {old[1]} → {layer} order {order}{at}")
+    detail = f": {'; '.join(parts)}" if parts else ""
+    return (
+        f"From the built-in layout {start.name}, not {current.name}{detail}"
+        f" (no arrangement reached from {current.name} bills as little)."
+    )
+
+
 Marks = tuple[tuple[str, str], ...]  # (boundary, lifetime) in wire order
 
 
