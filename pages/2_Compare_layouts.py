@@ -205,7 +205,7 @@ def body() -> None:
     b, h = cmp.base, cmp.head
     billing.strip(
         billing.costs(
-            (sel.session_key, base.key, sel.provider, sel.model, sel.ttl), b, sel.provider is None
+            (sel.session_key, base.key, sel.provider, sel.model, sel.ttl), b, sel.recorded
         )
     )
     steps = compare_steps.pairs(b, h)

@@ -99,6 +99,6 @@ def strip(c: Costs) -> None:
 def show(sel: Selection, a: SessionAnalysis) -> Costs:
     """The strip for the sidebar's choice (nothing for a session without measured usage)."""
     key = (sel.session_key, sel.layout.key, sel.provider, sel.model, sel.ttl)
-    c = costs(key, a, sel.provider is None)
+    c = costs(key, a, sel.recorded)
     strip(c)
     return c

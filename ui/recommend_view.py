@@ -13,9 +13,9 @@ from assembler.analysis.recommend import Recommendation, recommend
 from assembler.analysis.recommend_text import layout_text
 from assembler.sessions.model import Session
 from ui import data, layout_store
+from ui.sidebar import SCROLL_TOP
 
 #: Read by ``ui.sidebar`` on the next page: open it at its top, not at this page's offset.
-SCROLL_TOP = "_scroll_top"
 #: The file name the recommended layout carries once handed to another page.
 RECOMMENDED_FILE = "recommended.yaml"
 #: Compare's own picker values (pages/2_Compare_layouts.py) and the sidebar's upload choice.

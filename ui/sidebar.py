@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
+from assembler.analysis.pipeline import runs_as_recorded
 from assembler.analysis.results import SessionAnalysis
 from assembler.limits import clip, one_line
 from assembler.sessions.model import Session, SessionError
@@ -59,6 +60,12 @@ class Selection:
     provider: str | None
     model: str | None
     ttl: str | None
+
+    @property
+    def recorded(self) -> bool:
+        """Priced at the session's own provider and model (another name of it counts): only
+        then is its measured usage a bill, as the command line decides."""
+        return runs_as_recorded(self.session, self.provider, self.model)
 
     @property
     def provider_label(self) -> str:

@@ -180,6 +180,7 @@ def _breakpoints(
     ``{at: <anchor>, ttl: 5m|1h}``; listed in wire order, no 5m one may come
     before a 1h one (the provider requires longer-lived entries first)."""
     anchors: list[str] = []
+    seen: dict[str, int] = {}  # anchor → its index, for a repeated one
     own: dict[str, str] = {}
     shorter: tuple[int, str, bool] | None = None  # the first 5m breakpoint; its lifetime its own?
     for i, item in enumerate(raw):
@@ -208,13 +209,14 @@ def _breakpoints(
                 f"expected one of {', '.join(BREAKPOINT_ANCHORS)}, 'last' or 'after:<component>',"
                 f" or a mapping with at and ttl, found {_shown(anchor)}",
             )
-        if anchor in anchors:
+        if anchor in seen:
             raise LayoutError(
                 source,
                 where,
-                f"{clip(anchor, 80)} is listed twice (also breakpoints[{anchors.index(anchor)}]);"
+                f"{clip(anchor, 80)} is listed twice (also breakpoints[{seen[anchor]}]);"
                 " expected each anchor at most once",
             )
+        seen[anchor] = i
         anchors.append(anchor)
         if life is not None:
             own[anchor] = life

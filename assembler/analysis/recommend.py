@@ -175,16 +175,8 @@ def _shape(layout: Layout, searched: bool = True) -> tuple[object, ...]:
     marks = (
         () if searched else (layout.breakpoints, layout.ttl, tuple(layout.breakpoint_ttl.items()))
     )
-    return (
-        tuple(sorted(layout.components.items(), key=lambda kv: kv[0])),
-        layout.add,
-        layout.default_expose,
-        tuple(sorted(layout.expose.items())),
-        layout.default_range,
-        tuple(sorted(layout.render_range.items())),
-        layout.tree_budget,
-        *marks,
-    )
+    moves = tuple(sorted(layout.components.items(), key=lambda kv: kv[0]))
+    return (moves, *content_of(layout), *marks)
 
 
 def _trace_key(trace: Trace) -> tuple[object, ...]:
@@ -196,6 +188,9 @@ def _trace_key(trace: Trace) -> tuple[object, ...]:
         trace.total.tobytes(),
     )
 
+
+#: Less than this (USD) is no saving: float sums of the same bill differ in the last digits.
+TIE = 1e-9
 
 #: The design's own arrangement: always a start, whatever the current layout.
 DESIGN = "seed"
@@ -224,9 +219,10 @@ def starts(current: Layout, searched: bool = True) -> list[Layout]:
     seen: set[tuple[object, ...]] = set()
     content = content_of(current)
     for layout in (current, *all_builtin_layouts()):
-        if content_of(layout) != content or _shape(layout, searched) in seen:
+        shape = _shape(layout, searched)
+        if content_of(layout) != content or shape in seen:
             continue
-        seen.add(_shape(layout, searched))
+        seen.add(shape)
         out.append(layout)
     return out
 
@@ -329,21 +325,23 @@ def recommend(
         if (
             best is not None
             and start.name != DESIGN
-            and not _bills_less(sessions, start, prov, mdl, best.usd - 1e-9)
+            and not _bills_less(sessions, start, prov, mdl, best.usd - TIE)
         ):
             continue
         own = (base_trace, facts) if start is current else build_trace(sessions, start, prov, mdl)
         plain: _Option | None = None
         for arrangement, moves in arrangements(start, first, own[1]):
-            if _shape(arrangement, anthropic) in shapes:
+            shape = _shape(arrangement, anthropic)
+            if shape in shapes:
                 continue  # reached from an earlier start
-            shapes.add(_shape(arrangement, anthropic))
+            shapes.add(shape)
             fresh = moves and anthropic
             trace = build_trace(sessions, arrangement, prov, mdl)[0] if fresh else own[0]
             if anthropic:
-                if _trace_key(trace) in traces:
+                key = _trace_key(trace)
+                if key in traces:
                     continue
-                traces.add(_trace_key(trace))
+                traces.add(key)
             option = options(arrangement, moves, trace, start, own[1])
             plain = option if option.better(plain) else plain
         if plain is None:
@@ -355,7 +353,7 @@ def recommend(
             option = options(folded, plain.moves, trace, start, own[1])
             here = option if option.better(here) else here
         # another start must bill less, not merely as much: ties keep the current layout
-        if best is None or here.usd < best.usd - 1e-9:
+        if best is None or here.usd < best.usd - TIE:
             best, unbudgeted = here, plain
     assert best is not None and unbudgeted is not None
     arrangement, moves, found, trace = best.arrangement, best.moves, best.choice, best.trace
@@ -367,7 +365,7 @@ def recommend(
     if found is not None:
         marks = tuple((n, found.ttl) for n in found.breakpoints)
         per_mark = search_mixed(trace, limit)
-        if per_mark.usd < found.usd - 1e-9:
+        if per_mark.usd < found.usd - TIE:
             mixed, marks = per_mark, per_mark.marks
         head = replace(
             head,

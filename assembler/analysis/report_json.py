@@ -131,24 +131,29 @@ def _measured_check_json(check: Any) -> dict[str, object]:
     return measured_check_json(check)
 
 
-def _billed(s: StepAnalysis) -> float | None:
-    """The step's measured usage priced (the bill), None when no price is known for it."""
+def _bills(a: SessionAnalysis, recorded: bool) -> dict[int, float | None]:
+    """Each measured step's usage priced (the bill; None when no price is known for it),
+    priced once for both the steps and the totals; none at another provider or model."""
     from assembler.analysis.billing import billed_cost
     from assembler.cache.pricing import PricingError
 
-    try:
-        return billed_cost(s)
-    except PricingError:
-        return None
+    out: dict[int, float | None] = {}
+    for s in a.steps if recorded else ():
+        if s.measured is not None:
+            try:
+                out[s.step] = billed_cost(s)
+            except PricingError:
+                out[s.step] = None
+    return out
 
 
-def _step_out(s: StepAnalysis, checks: dict[int, Any], recorded: bool = True) -> dict[str, Any]:
+def _step_out(s: StepAnalysis, checks: dict[int, Any], bills: dict[int, float | None]) -> dict[str, Any]:  # fmt: skip
     out = step_json(s)
     u = s.measured
     if u is not None:
         # the recorded keys (input, cache_read, cache_write, output) stay; the
         # simulator's terms are added beside them, and the bill at the recorded provider
-        billed = _billed(s) if recorded else None
+        billed = bills.get(s.step)
         out["measured"] = {
             **(out["measured"] or {}),
             "read": u.cache_read,
@@ -161,7 +166,7 @@ def _step_out(s: StepAnalysis, checks: dict[int, Any], recorded: bool = True) ->
     return out
 
 
-def _totals(a: SessionAnalysis, recorded: bool = True) -> dict[str, Any]:
+def _totals(a: SessionAnalysis, bills: dict[int, float | None]) -> dict[str, Any]:
     totals: dict[str, Any] = dict(a.totals)
     totals["hit_ratio"] = round(totals["hit_ratio"], 6)
     totals["usd"] = round(totals["usd"], 8)
@@ -171,11 +176,11 @@ def _totals(a: SessionAnalysis, recorded: bool = True) -> dict[str, Any]:
         totals["measured_read"] = sum(s.measured.cache_read for s in measured if s.measured)
         totals["measured_write"] = sum(s.measured.cache_write for s in measured if s.measured)
         totals["measured_uncached"] = sum(s.measured.input for s in measured if s.measured)
-        bills = [_billed(s) for s in measured] if recorded else []
-        if bills and None not in bills:  # the text report's "billed:" line, as numbers
+        priced = [bills.get(s.step) for s in measured] if bills else []
+        if priced and None not in priced:  # the text report's "billed:" line, as numbers
             totals["billed"] = {
-                "usd": round(sum(b for b in bills if b is not None), 8),
-                "steps": len(bills),
+                "usd": round(sum(b for b in priced if b is not None), 8),
+                "steps": len(priced),
                 "simulated_usd": round(sum(s.usd for s in measured), 8),
             }
     return totals
@@ -198,10 +203,11 @@ def analysis_json(a: SessionAnalysis, recorded: bool = True) -> dict[str, Any]:
     provider and model; at another's, measured usage is not checked against the simulation
     (each step's ``measured_check`` is null), as the text report and the app do."""
     checks = _measured_checks(a) if recorded else {}
+    bills = _bills(a, recorded)
     return {
         **_head(a),
-        "steps": [_step_out(s, checks, recorded) for s in a.steps],
-        "totals": _totals(a, recorded),
+        "steps": [_step_out(s, checks, bills) for s in a.steps],
+        "totals": _totals(a, bills),
     }
 
 
@@ -214,6 +220,7 @@ def write_analysis_json(
     def member(value: object, depth: int) -> str:
         return dumps_indented(value, depth // 2)
 
+    bills = _bills(a, recorded)
     write("{\n")
     for key, value in _head(a).items():
         write(f"  {member(key, 2)}: {member(value, 2)},\n")
@@ -224,7 +231,7 @@ def write_analysis_json(
             found = checks.get(s.step)
             return None if found is None else _measured_check_json(found)
 
-        add = StepText(lambda s: _step_out(s, {}, recorded), check).add
+        add = StepText(lambda s: _step_out(s, {}, bills), check).add
         write('  "steps": [\n    ')
         pieces: list[str] = []
         for i, s in enumerate(a.steps):
@@ -238,7 +245,7 @@ def write_analysis_json(
         write("\n  ],\n")
     else:
         write('  "steps": [],\n')
-    write(f'  "totals": {member(_totals(a, recorded), 2)}\n}}')
+    write(f'  "totals": {member(_totals(a, bills), 2)}\n}}')
 
 
 #: Steps joined into one write: fewer calls, and a bounded piece of text at a time.

@@ -41,11 +41,15 @@ def cache_platform(provider: str) -> str:
     return p if p in _OWN_CACHE else ""
 
 
+class UnknownProvider(UsageError):
+    """A provider no cache simulator serves: the message names it and the ones there are."""
+
+
 def normalize_provider(provider: str) -> str:
     p = provider.lower()
     p = _ALIASES.get(p, p)
     if p not in PROVIDERS:
-        raise UsageError(
+        raise UnknownProvider(
             f"no cache simulator for provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
         )
     return p

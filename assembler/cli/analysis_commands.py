@@ -112,13 +112,12 @@ def human_analysis(a: SessionAnalysis, recorded: bool = True) -> str:
         f"cost: {money(t['usd'])} with caching, {money(t['usd_without_cache'])} without",
         *priced_as_lines(a.steps),
     ]
-    costs = session_costs(a)
-    if costs.billed is not None and not recorded:
+    if not recorded and any(s.measured is not None for s in a.steps):
         # the usage was billed at the recorded provider and model: no bill at another's
         lines.append(
             "billed: shown at the recorded provider and model (without --provider/--model)"
         )
-    elif costs.billed is not None:
+    elif recorded and (costs := session_costs(a)).billed is not None:
         lines.append(
             f"billed: {money(costs.billed)} for the {costs.billed_steps}"
             f" step{'' if costs.billed_steps == 1 else 's'} with usage"

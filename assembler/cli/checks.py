@@ -13,7 +13,6 @@ from assembler.errors import UsageError, provider_error
 from assembler.sessions.replay import Step, find_step
 
 LABELS_SHOWN = 3  # a hint, not a listing: `steps` prints them all
-_NO_SIMULATOR = "no cache simulator for provider"
 
 
 def check_provider_model(source: str, provider: str | None, model: str | None) -> None:
@@ -38,13 +37,11 @@ def provider_errors(source: str, provider: str | None, model: str | None) -> Ite
     """A provider or model error inside names ``source`` and the flag (or session field);
     other errors pass as they are."""
     from assembler.cache.pricing import PricingError
+    from assembler.cache.providers import UnknownProvider
 
     try:
         yield
-    except UsageError as exc:
-        # normalize_provider's error has no class of its own: known by its opening words
-        if not isinstance(exc, PricingError) and not str(exc).startswith(_NO_SIMULATOR):
-            raise
+    except (PricingError, UnknownProvider) as exc:
         message = provider_error(
             source, str(exc), provider_given=bool(provider), model_given=bool(model)
         )

@@ -250,10 +250,18 @@ def _records(path: Path, skipped: Skipped) -> list[Record]:
     return [Record(1, whole, str(path))]
 
 
+def _counted(n: int, what: str) -> str:
+    """``2 embeddings spans``, ``2 failed calls without usage``: the plural on the noun."""
+    if n == 1:
+        return f"1 {what}"
+    head, sep, tail = what.partition(" without ")
+    return f"{n} {head}s{sep}{tail}"
+
+
 def import_otel(path: Path, count: TokenCount) -> Imported:
     skipped, skips = Skipped(), Counter[str]()
     spans = model_spans(_records(path, skipped), skips)
-    counted = ", ".join(f"{n} {why}{'' if n == 1 else 's'}" for why, n in skips.items())
+    counted = ", ".join(_counted(n, why) for why, n in skips.items())
     if not spans:
         what = "spans with gen_ai.request.model or openinference.span.kind LLM"
         raise no_requests(str(path), what + (f" (skipped {counted})" if skips else ""))
