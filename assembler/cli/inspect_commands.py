@@ -11,11 +11,11 @@ from typing import Any
 
 from assembler.analysis.layouts import load_layout
 from assembler.analysis.pipeline import SessionAssembler
+from assembler.analysis.wire_request import request_json
 from assembler.cli.checks import check_provider_model, pick_step
 from assembler.design.components import default_registry
 from assembler.design.context import format_time
 from assembler.design.layers import Layer
-from assembler.design.wire import to_anthropic, to_openai
 from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.sessions.loader import load_session
@@ -84,16 +84,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     )
     step = pick_step(session.source, list(assembler.steps()), args.step)
     assembled = assembler.assemble(step)
-    model = args.model or step.context.profile.model
-    if args.wire == "anthropic":
-        # a recorded request's writes live as its markers (or its bill) say, as analysed
-        life = step.call.ttl or assembler.layout.ttl or "5m"
-        request = to_anthropic(assembled.wire, model, ttl=life)
-        print(json.dumps(request, indent=2, ensure_ascii=False))
-    elif args.wire == "openai":
-        print(
-            json.dumps(to_openai(assembled.wire, model, session.id), indent=2, ensure_ascii=False)
-        )
+    if args.wire:
+        print(request_json(assembled, args.wire, args.model, session.id, assembler.layout.ttl))
     else:
         print(assembled.wire.text())
     for record in assembled.assembly.errors:
