@@ -122,9 +122,9 @@ def body() -> None:
     )
     d2.download_button(
         "Full analysis (JSON)",
-        lambda: json.dumps(
-            analysis_json(a, sel.recorded), indent=2, ensure_ascii=False
-        ).encode("utf-8"),
+        lambda: json.dumps(analysis_json(a, sel.recorded), indent=2, ensure_ascii=False).encode(
+            "utf-8"
+        ),
         file_name=f"{stem}.json",
         mime="application/json",
         icon=":material/download:",
