@@ -25,8 +25,7 @@ def _lifetime(sel: Selection, ttl: str) -> str:
     layout = sel.layout.layout
     if not layout.breakpoint_ttl:
         return f"ttl {ttl}"
-    own = ", ".join(layout.breakpoint_ttl.get(anchor) or ttl for anchor in layout.breakpoints)
-    return f"ttl per breakpoint: {own}"
+    return f"ttl per breakpoint: {', '.join(layout.lifetimes(ttl))}"
 
 
 def body() -> None:

@@ -105,9 +105,17 @@ def body() -> None:
     st.dataframe(breakdown, hide_index=True, width="stretch")
     st.markdown("#### :material/list: Per step")
     rows = analysis_rows(a)
-    # a step without a measured figure is an empty cell: None, so a column of numbers stays
-    # numbers for the table (an empty string among them fails its conversion); the CSV is the same
-    frame = pd.DataFrame(rows).replace({"": None})
+    # in a column of numbers a step without the figure (measured usage) is an empty cell: None,
+    # so the column stays numbers for the table (an empty string among them fails its
+    # conversion); text columns keep their empty strings. The CSV is the same either way.
+    frame = pd.DataFrame(rows)
+    numbers = [
+        c
+        for c in frame.columns
+        if frame[c].map(lambda v: v == "" or isinstance(v, int | float)).all()
+        and (frame[c] != "").any()
+    ]
+    frame[numbers] = frame[numbers].replace({"": None})
     # as tall as its rows (a header and 35 px a row), at most 320 px: no empty grid under a few steps
     st.dataframe(frame, hide_index=True, width="stretch", height=min(320, 38 + 35 * len(frame)))
     stem = f"{a.session}-{a.layout}-{a.model}".replace("/", "_")

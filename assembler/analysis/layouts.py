@@ -104,6 +104,10 @@ class Layout:
                 raise LayoutError(self.source, f"components.{name}", str(exc)) from None
         return out
 
+    def lifetimes(self, default: str) -> tuple[str, ...]:
+        """Each breakpoint's lifetime in order: its own, else ``default``."""
+        return tuple(self.breakpoint_ttl.get(anchor) or default for anchor in self.breakpoints)
+
     def tree_options(self, base: TreeOptions) -> TreeOptions:
         """The session's own expose/render_range declarations, overridden by this layout."""
         expose = dict(base.expose)

@@ -52,3 +52,14 @@ def test_without_a_file_the_message_names_the_layout() -> None:
 def test_distinct_anchors_still_parse() -> None:
     layout = parse_layout_text("breakpoints: [tools, history, last]\n", "ok.yaml")
     assert layout.breakpoints == ("tools", "history", "last")
+
+
+def test_each_breakpoint_has_its_own_lifetime_or_the_default() -> None:
+    from assembler.analysis.layouts import Layout
+
+    layout = Layout(
+        name="x",
+        breakpoints=("tools", "after:call_tree"),
+        breakpoint_ttl={"tools": "1h"},
+    )
+    assert layout.lifetimes("5m") == ("1h", "5m")
