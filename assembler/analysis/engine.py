@@ -5,7 +5,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from itertools import accumulate, repeat
 from operator import attrgetter, itemgetter
 
@@ -39,6 +40,9 @@ from assembler.design.wire import WireBlock, leading_same
 from assembler.limits import one_line
 from assembler.sessions.loader import check_analysis_work
 from assembler.sessions.model import Exit, LLMCall, Session
+
+# how long before a recorded request its warm prefix was written: readable by then
+_WARMED_BEFORE = timedelta(milliseconds=1)
 
 # --- the session -----------------------------------------------------------------------
 
@@ -119,6 +123,26 @@ def _with_response(blocks: Sequence[WireBlock], before: Sequence[WireBlock]) -> 
     while end < len(blocks) and blocks[end].role == "assistant":
         end += 1
     return end if end > n else 0
+
+
+def _warm_up(
+    sim: Simulator,
+    head: Sequence[WireBlock],
+    model: str,
+    at: datetime,
+    cache: CacheStore,
+    call: LLMCall,
+) -> None:
+    """What earlier traffic left cached for a recorded request (its bill says how much):
+    an earlier request of that prefix, marked at its end, just before this one."""
+    end = head[-1]
+    if end.breakpoint is None:
+        head = [*head[:-1], replace(end, breakpoint=1)]
+    before = at - _WARMED_BEFORE
+    if isinstance(sim, AnthropicSimulator):
+        sim.request(head, model, before, cache, call.settings, ttl=call.ttl)
+    else:
+        sim.request(head, model, before, cache, call.settings)
 
 
 def _ttl_label(sim: Simulator, model: str) -> str:
@@ -251,6 +275,8 @@ def _analyze(
             answered = _with_response(blocks, prev.blocks)
             if answered:
                 sim.request(blocks[:answered], mdl, prev.at, cache)
+        if call.request is not None and call.request.warm_end >= 0:
+            _warm_up(sim, blocks[: call.request.warm_end + 1], mdl, at, cache, call)
         recorded_ttl = call.ttl
         write_ttl = target.write_ttl
         if recorded_ttl:
