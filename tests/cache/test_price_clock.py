@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.analysis.engine import analyze
+from assembler.analysis.engine.analyzer import analyze
 from assembler.cache.price_clock import model_info, window
 from assembler.cache.pricing import price, price_direct, step_pricer
 from assembler.cache.tokenizers import counter, tokenizer_for

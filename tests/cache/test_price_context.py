@@ -12,9 +12,9 @@ from genai_prices import Usage, calc_price
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.analysis.billing import billed_cost, session_costs
-from assembler.analysis.engine import analyze
-from assembler.analysis.report_json import analysis_json, write_analysis_json
+from assembler.analysis.bill.billing import billed_cost, session_costs
+from assembler.analysis.engine.analyzer import analyze
+from assembler.analysis.reports.report_json import analysis_json, write_analysis_json
 from assembler.cache.price_clock import PriceContext, model_info, window
 from assembler.cache.price_context import price_context
 from assembler.cache.pricing import PROVIDER_IDS, price, price_direct, step_pricer

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from genai_prices import Usage, calc_price
 
-from assembler.analysis.engine import analyze
+from assembler.analysis.engine.analyzer import analyze
 from assembler.cache.pricing import PricingError, check_model, price, price_direct, step_cost
 from assembler.cache.tokenizers import counter
 from assembler.cli.main import main

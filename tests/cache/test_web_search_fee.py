@@ -10,9 +10,9 @@ import pytest
 from genai_prices import Usage as PriceUsage
 from genai_prices import calc_price
 
-from assembler.analysis.billing import billed_cost, session_costs
-from assembler.analysis.engine import analyze
-from assembler.analysis.report_json import analysis_json
+from assembler.analysis.bill.billing import billed_cost, session_costs
+from assembler.analysis.engine.analyzer import analyze
+from assembler.analysis.reports.report_json import analysis_json
 from assembler.cache.pricing import price, price_direct, step_cost
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import FORMAT, Session

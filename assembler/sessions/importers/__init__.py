@@ -3,7 +3,7 @@
 ``import_file(format, path, count)`` returns schema-valid session data;
 ``import_session`` also returns the warnings (malformed lines skipped).
 ``count`` counts a text's tokens (to size what a transcript does not record);
-:mod:`assembler.analysis.importing` supplies the default tokenizer.
+:mod:`assembler.analysis.engine.importing` supplies the default tokenizer.
 Formats are documented in docs/importers.md.
 """
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from importer_helpers import load, steps
 
-from assembler.analysis.engine import analyze
+from assembler.analysis.engine.analyzer import analyze
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.importers.requests_log import import_requests
 
