@@ -100,7 +100,7 @@ def child(path_name: str, file: str, sample: int) -> dict[str, float]:
     base = rss_mb()
     if path_name == "analyze":
         from assembler.analysis.engine.analyzer import analyze
-        from assembler.cache.pricing import check_model
+        from assembler.cache.prices.pricing import check_model
 
         # the price tables load on first use; like the encoding, before any timing
         check_model(session.profile.provider, session.profile.model)

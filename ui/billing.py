@@ -15,7 +15,7 @@ import streamlit as st
 
 from assembler.analysis.bill.billing import billed_cost
 from assembler.analysis.engine.results import SessionAnalysis
-from assembler.cache.pricing import PricingError
+from assembler.cache.prices.pricing import PricingError
 
 if TYPE_CHECKING:
     from ui.sidebar import Selection

@@ -72,7 +72,7 @@ def test_the_billed_cost_is_the_measured_usage_priced() -> None:
     from assembler.analysis.app.uploads import read_upload
     from assembler.analysis.engine.analyzer import analyze
     from assembler.analysis.engine.layouts import builtin_layout
-    from assembler.cache.pricing import price
+    from assembler.cache.prices.pricing import price
     from assembler.sessions.loader import parse_bytes
     from ui.billing import compute, money
 

@@ -18,9 +18,9 @@ from numpy.typing import NDArray
 from assembler.analysis.advice.breakpoint_search import Trace
 from assembler.analysis.engine.layouts import TTLS, Layout
 from assembler.analysis.engine.pipeline import SessionAssembler
-from assembler.cache.price_clock import PriceContext
-from assembler.cache.price_context import recorded_context
-from assembler.cache.pricing import price
+from assembler.cache.prices.price_clock import PriceContext
+from assembler.cache.prices.price_context import recorded_context
+from assembler.cache.prices.pricing import price
 from assembler.cache.rules import anthropic_minimum, parse_duration, rules
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.tokenizers import counter, tokenizer_for

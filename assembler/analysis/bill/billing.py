@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
-from assembler.cache.pricing import price
+from assembler.cache.prices.pricing import price
 
 
 @dataclass(frozen=True)

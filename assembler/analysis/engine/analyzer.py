@@ -24,8 +24,8 @@ from assembler.analysis.engine.misses import MissInput, duration_text, find_miss
 from assembler.analysis.engine.pipeline import SessionAssembler
 from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
 from assembler.cache.anthropic import AnthropicSimulator
-from assembler.cache.price_context import recorded_context, unpriced_warning
-from assembler.cache.pricing import PROVIDER_IDS, StepPricer, check_model, step_pricer
+from assembler.cache.prices.price_context import recorded_context, unpriced_warning
+from assembler.cache.prices.pricing import PROVIDER_IDS, StepPricer, check_model, step_pricer
 from assembler.cache.providers import cache_platform, normalize_provider, simulator
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.simulation import CacheResult, Simulator

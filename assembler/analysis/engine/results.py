@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from assembler.cache.price_clock import PriceContext
+from assembler.cache.prices.price_clock import PriceContext
 from assembler.sessions.model import Usage
 from assembler.sessions.versions import StoredText
 from assembler.sessions.versions import read as read_text

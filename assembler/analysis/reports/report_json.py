@@ -135,7 +135,7 @@ def _bills(a: SessionAnalysis, recorded: bool) -> dict[int, float | None]:
     """Each measured step's usage priced (the bill; None when no price is known for it),
     priced once for both the steps and the totals; none at another provider or model."""
     from assembler.analysis.bill.billing import billed_cost
-    from assembler.cache.pricing import PricingError
+    from assembler.cache.prices.pricing import PricingError
 
     out: dict[int, float | None] = {}
     for s in a.steps if recorded else ():

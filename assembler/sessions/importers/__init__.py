@@ -33,7 +33,7 @@ def import_session(
 
         return import_codex(path, count)
     if format == "requests":
-        from assembler.sessions.importers.requests_log import import_requests
+        from assembler.sessions.importers.request_logs.requests_log import import_requests
 
         return import_requests(path)
     if format == "otel":

@@ -18,7 +18,7 @@ from assembler.analysis.engine.analyzer import analyze
 from assembler.analysis.engine.layouts import LayoutError, builtin_layout, load_layout, parse_layout
 from assembler.analysis.engine.pipeline import SessionAssembler
 from assembler.cache.anthropic import AnthropicSimulator
-from assembler.cache.pricing import price, step_cost
+from assembler.cache.prices.pricing import price, step_cost
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.store import CacheStore
 from assembler.cache.tokenizers import counter

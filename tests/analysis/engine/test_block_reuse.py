@@ -30,7 +30,7 @@ from assembler.analysis.engine.block_records import (
 )
 from assembler.analysis.engine.local_days import LocalDays
 from assembler.analysis.engine.results import BlockAnalysis
-from assembler.cache.pricing import price, step_cost, step_pricer
+from assembler.cache.prices.pricing import price, step_cost, step_pricer
 from assembler.cache.simulation import CacheResult
 from assembler.design.layers import Layer, Placement
 from assembler.design.piece_text import Content, PieceText

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assembler.analysis.engine.block_records import common_length
-from assembler.cache.pricing import _Rates, _usd
+from assembler.cache.prices.pricing import _Rates, _usd
 
 # per-million prices as the package ships them, and per-token rates of many digits
 # (a tiered price's rates are divisions that need not terminate)

@@ -32,7 +32,7 @@ from assembler.analysis.engine.analyzer import analyze
 from assembler.analysis.engine.importing import import_file, import_session
 from assembler.analysis.engine.results import SessionAnalysis
 from assembler.analysis.reports.report_json import analysis_json
-from assembler.cache.pricing import price
+from assembler.cache.prices.pricing import price
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.loader import parse_session
 

@@ -13,7 +13,7 @@ from assembler.analysis.engine.analyzer import analyze
 from assembler.analysis.engine.importing import import_file
 from assembler.analysis.engine.layouts import builtin_layout
 from assembler.analysis.engine.wire_request import wire_json
-from assembler.cache.pricing import price_direct
+from assembler.cache.prices.pricing import price_direct
 from assembler.cache.tokenizers import counter
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.model import RecordedBlock, Usage

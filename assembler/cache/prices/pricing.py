@@ -24,10 +24,10 @@ from fractions import Fraction
 from functools import lru_cache
 from math import inf
 
-from assembler.cache.price_clock import PriceContext, PriceWindow, utc
-from assembler.cache.price_rates import PROVIDER_IDS as PROVIDER_IDS  # re-exported
-from assembler.cache.price_rates import PricingError as PricingError  # re-exported
-from assembler.cache.price_rates import (
+from assembler.cache.prices.price_clock import PriceContext, PriceWindow, utc
+from assembler.cache.prices.price_rates import PROVIDER_IDS as PROVIDER_IDS  # re-exported
+from assembler.cache.prices.price_rates import PricingError as PricingError  # re-exported
+from assembler.cache.prices.price_rates import (
     _calc,
     _Rates,
     _rates_at,
@@ -35,7 +35,7 @@ from assembler.cache.price_rates import (
     _tier_starts,
     _window,
 )
-from assembler.cache.price_rates import provider_id as provider_id  # re-exported
+from assembler.cache.prices.price_rates import provider_id as provider_id  # re-exported
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from genai_prices import calc_price
 from assembler.analysis.bill.billing import billed_cost, session_costs
 from assembler.analysis.engine.analyzer import analyze
 from assembler.analysis.reports.report_json import analysis_json
-from assembler.cache.pricing import price, price_direct, step_cost
+from assembler.cache.prices.pricing import price, price_direct, step_cost
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import FORMAT, Session
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from assembler.cache.price_clock import PriceContext, PriceWindow, utc, window
+from assembler.cache.prices.price_clock import PriceContext, PriceWindow, utc, window
 from assembler.errors import UsageError
 
 #: Our provider names → genai-prices provider ids. Claude served by AWS Bedrock or Google

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from assembler.analysis.bill.billing import billed_cost, session_costs
 from assembler.analysis.engine.analyzer import analyze
 from assembler.analysis.reports.report_json import analysis_json, write_analysis_json
-from assembler.cache.price_clock import PriceContext, model_info, window
-from assembler.cache.price_context import price_context
-from assembler.cache.pricing import PROVIDER_IDS, price, price_direct, step_pricer
+from assembler.cache.prices.price_clock import PriceContext, model_info, window
+from assembler.cache.prices.price_context import price_context
+from assembler.cache.prices.pricing import PROVIDER_IDS, price, price_direct, step_pricer
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import RequestSettings
 

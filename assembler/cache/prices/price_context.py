@@ -10,8 +10,8 @@ stays in the context; the pricer then reports it as priced at the standard rates
 
 from __future__ import annotations
 
-from assembler.cache.price_clock import PriceContext
-from assembler.cache.pricing import PROVIDER_IDS
+from assembler.cache.prices.price_clock import PriceContext
+from assembler.cache.prices.pricing import PROVIDER_IDS
 from assembler.sessions.model import STANDARD_TIERS, RequestSettings
 
 

@@ -35,14 +35,14 @@ from assembler.sessions.importers.records import (
     read_jsonl,
 )
 from assembler.sessions.importers.request_cache import request_settings, response_diagnostic
-from assembler.sessions.importers.requests_lines import (
+from assembler.sessions.importers.request_logs.requests_lines import (
     Failures,
     failure,
     provider,
     request_time,
     url_model,
 )
-from assembler.sessions.importers.requests_shapes import (
+from assembler.sessions.importers.request_logs.requests_shapes import (
     anthropic_blocks,
     chat_blocks,
     known_part_text,

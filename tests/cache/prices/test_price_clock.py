@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assembler.analysis.engine.analyzer import analyze
-from assembler.cache.price_clock import model_info, window
-from assembler.cache.pricing import price, price_direct, step_pricer
+from assembler.cache.prices.price_clock import model_info, window
+from assembler.cache.prices.pricing import price, price_direct, step_pricer
 from assembler.cache.tokenizers import counter, tokenizer_for
 from assembler.sessions.generator import generate_session
 from assembler.sessions.loader import parse_session

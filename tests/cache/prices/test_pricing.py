@@ -12,7 +12,7 @@ import pytest
 from genai_prices import Usage, calc_price
 
 from assembler.analysis.engine.analyzer import analyze
-from assembler.cache.pricing import PricingError, check_model, price, price_direct, step_cost
+from assembler.cache.prices.pricing import PricingError, check_model, price, price_direct, step_cost
 from assembler.cache.tokenizers import counter
 from assembler.cli.main import main
 from assembler.sessions.model import Session
@@ -93,7 +93,7 @@ def test_unknown_model_names_the_model() -> None:
 
 
 def test_unknown_model_exits_2_in_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
-    sample = Path(__file__).resolve().parents[2] / "sample_sessions" / "research_agent.yaml"
+    sample = Path(__file__).resolve().parents[3] / "sample_sessions" / "research_agent.yaml"
     code = main(["analyze", str(sample), "--model", "no-such-model"])
     assert code == 2
     err = capsys.readouterr().err
