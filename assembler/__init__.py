@@ -5,14 +5,14 @@ The public surface. Everything else is an implementation detail.
 
 from typing import TYPE_CHECKING
 
-from assembler.analysis.layouts import (
+from assembler.analysis.engine.layouts import (
     BUILTIN_LAYOUTS,
     Layout,
     LayoutError,
     builtin_layout,
     load_layout,
 )
-from assembler.analysis.pipeline import AssembledStep, SessionAssembler, call_tree_rows
+from assembler.analysis.engine.pipeline import AssembledStep, SessionAssembler, call_tree_rows
 from assembler.design.assembly import Assembly, assemble
 from assembler.design.blocks import BlockRecord, BlockStatus
 from assembler.design.calltree import (
@@ -57,52 +57,52 @@ from assembler.sessions.model import (
 from assembler.sessions.replay import Step, iter_steps, replay
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
-    from assembler.analysis.batch import analyze_batch
-    from assembler.analysis.billing import SessionCosts, session_costs
-    from assembler.analysis.compare import Comparison, compare
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.fleet import run_fleet
-    from assembler.analysis.importing import import_file
-    from assembler.analysis.lint import lint_session
-    from assembler.analysis.measured import compare_measured
-    from assembler.analysis.recommend import recommend
-    from assembler.analysis.recommend_text import layout_text
-    from assembler.analysis.report_json import analysis_json
-    from assembler.analysis.report_rows import analysis_rows
-    from assembler.analysis.results import (
+    from assembler.analysis.advice.comparison import Comparison, compare
+    from assembler.analysis.advice.lint import lint_session
+    from assembler.analysis.advice.recommend_text import layout_text
+    from assembler.analysis.advice.recommendation import recommend
+    from assembler.analysis.bill.billing import SessionCosts, session_costs
+    from assembler.analysis.bill.measured import compare_measured
+    from assembler.analysis.engine.analyzer import analyze
+    from assembler.analysis.engine.importing import import_file
+    from assembler.analysis.engine.results import (
         BlockAnalysis,
         DiagnosticCheck,
         Miss,
         SessionAnalysis,
         StepAnalysis,
     )
+    from assembler.analysis.fleet.batch import analyze_batch
+    from assembler.analysis.fleet.run import run_fleet
+    from assembler.analysis.reports.report_json import analysis_json
+    from assembler.analysis.reports.report_rows import analysis_rows
     from assembler.cache.store import CacheStore
     from assembler.sessions.generator import generate_session
 
 # The engine (tokens, cache simulation, prices) and the importers load on first
 # use, so that assembling a context does not pay for them.
 _LAZY = {
-    "analyze": "assembler.analysis.engine",
-    "compare": "assembler.analysis.compare",
-    "analysis_json": "assembler.analysis.report_json",
-    "analysis_rows": "assembler.analysis.report_rows",
-    "SessionAnalysis": "assembler.analysis.results",
-    "StepAnalysis": "assembler.analysis.results",
-    "BlockAnalysis": "assembler.analysis.results",
-    "Miss": "assembler.analysis.results",
-    "DiagnosticCheck": "assembler.analysis.results",
-    "Comparison": "assembler.analysis.compare",
+    "analyze": "assembler.analysis.engine.analyzer",
+    "compare": "assembler.analysis.advice.comparison",
+    "analysis_json": "assembler.analysis.reports.report_json",
+    "analysis_rows": "assembler.analysis.reports.report_rows",
+    "SessionAnalysis": "assembler.analysis.engine.results",
+    "StepAnalysis": "assembler.analysis.engine.results",
+    "BlockAnalysis": "assembler.analysis.engine.results",
+    "Miss": "assembler.analysis.engine.results",
+    "DiagnosticCheck": "assembler.analysis.engine.results",
+    "Comparison": "assembler.analysis.advice.comparison",
     "CacheStore": "assembler.cache.store",
-    "compare_measured": "assembler.analysis.measured",
-    "analyze_batch": "assembler.analysis.batch",
-    "session_costs": "assembler.analysis.billing",
-    "SessionCosts": "assembler.analysis.billing",
-    "import_file": "assembler.analysis.importing",
+    "compare_measured": "assembler.analysis.bill.measured",
+    "analyze_batch": "assembler.analysis.fleet.batch",
+    "session_costs": "assembler.analysis.bill.billing",
+    "SessionCosts": "assembler.analysis.bill.billing",
+    "import_file": "assembler.analysis.engine.importing",
     "generate_session": "assembler.sessions.generator",
-    "lint_session": "assembler.analysis.lint",
-    "run_fleet": "assembler.analysis.fleet",
-    "recommend": "assembler.analysis.recommend",
-    "layout_text": "assembler.analysis.recommend_text",
+    "lint_session": "assembler.analysis.advice.lint",
+    "run_fleet": "assembler.analysis.fleet.run",
+    "recommend": "assembler.analysis.advice.recommendation",
+    "layout_text": "assembler.analysis.advice.recommend_text",
 }
 
 

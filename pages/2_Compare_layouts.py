@@ -6,11 +6,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from assembler.analysis import compare_steps
-from assembler.analysis.layout_text import full_layout_text
-from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
-from assembler.analysis.recommend import only_recorded
-from assembler.analysis.results import SessionAnalysis
+from assembler.analysis.advice import compare_steps
+from assembler.analysis.advice.recommendation import only_recorded
+from assembler.analysis.engine.layout_text import full_layout_text
+from assembler.analysis.engine.layouts import BUILTIN_LAYOUTS, LayoutError
+from assembler.analysis.engine.results import SessionAnalysis
 from assembler.limits import clip, one_line
 from ui import billing, charts, data, layout_store, page, step
 from ui.html import literal, md

@@ -1,7 +1,7 @@
 """The step view's block stack for long recorded histories, and what one block and the request hold.
 
-Pages only draw: folding is ``assembler.analysis.history_view``, the line diff
-``assembler.analysis.text_diff``, the wire JSON ``assembler.analysis.wire_request``.
+Pages only draw: folding is ``assembler.analysis.app.history_view``, the line diff
+``assembler.analysis.app.text_diff``, the wire JSON ``assembler.analysis.engine.wire_request``.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 
 import streamlit as st
 
-from assembler.analysis import history_view
-from assembler.analysis.history_view import Fold, filter_rows, fold_history
-from assembler.analysis.results import SessionAnalysis, StepAnalysis
-from assembler.analysis.text_diff import counts, line_diff
-from assembler.analysis.wire_request import wire_format, wire_json
+from assembler.analysis.app import history_view
+from assembler.analysis.app.history_view import Fold, filter_rows, fold_history
+from assembler.analysis.app.text_diff import counts, line_diff
+from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
+from assembler.analysis.engine.wire_request import wire_format, wire_json
 from assembler.sessions.model import LLMCall, Session
 from ui import html
 
