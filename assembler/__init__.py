@@ -5,14 +5,16 @@ The public surface. Everything else is an implementation detail.
 
 from typing import TYPE_CHECKING
 
-from assembler.analysis.engine.layouts import (
+from assembler.analysis.engine import (
     BUILTIN_LAYOUTS,
+    AssembledStep,
     Layout,
     LayoutError,
+    SessionAssembler,
     builtin_layout,
+    call_tree_rows,
     load_layout,
 )
-from assembler.analysis.engine.pipeline import AssembledStep, SessionAssembler, call_tree_rows
 from assembler.design.assembly import Assembly, assemble
 from assembler.design.blocks import BlockRecord, BlockStatus
 from assembler.design.calltree import (
@@ -46,6 +48,7 @@ from assembler.design.context import (
 from assembler.design.layers import Layer, Placement
 from assembler.design.registry import ContextComponent, RegistrationError, Registry, always
 from assembler.design.wire import Wire, WireBlock, build_wire, to_anthropic, to_openai
+from assembler.lazy import lazy_names
 from assembler.sessions.loader import load_session, parse_session
 from assembler.sessions.model import (
     ProviderDiagnostic,
@@ -57,61 +60,25 @@ from assembler.sessions.model import (
 from assembler.sessions.replay import Step, iter_steps, replay
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
-    from assembler.analysis.advice.comparison import Comparison, compare
-    from assembler.analysis.advice.lint import lint_session
-    from assembler.analysis.advice.recommend_text import layout_text
-    from assembler.analysis.advice.recommendation import recommend
-    from assembler.analysis.bill.billing import SessionCosts, session_costs
-    from assembler.analysis.bill.measured import compare_measured
-    from assembler.analysis.engine.analyzer import analyze
-    from assembler.analysis.engine.importing import import_file
-    from assembler.analysis.engine.results import (
+    from assembler.analysis.advice import Comparison, compare, layout_text, lint_session, recommend
+    from assembler.analysis.bill import SessionCosts, compare_measured, session_costs
+    from assembler.analysis.engine import (
         BlockAnalysis,
         DiagnosticCheck,
         Miss,
         SessionAnalysis,
         StepAnalysis,
+        analyze,
+        import_file,
     )
-    from assembler.analysis.fleet.batch import analyze_batch
-    from assembler.analysis.fleet.run import run_fleet
-    from assembler.analysis.reports.report_json import analysis_json
-    from assembler.analysis.reports.report_rows import analysis_rows
+    from assembler.analysis.fleet import analyze_batch, run_fleet
+    from assembler.analysis.reports import analysis_json, analysis_rows
     from assembler.cache.store import CacheStore
     from assembler.sessions.generator import generate_session
 
 # The engine (tokens, cache simulation, prices) and the importers load on first
 # use, so that assembling a context does not pay for them.
-_LAZY = {
-    "analyze": "assembler.analysis.engine.analyzer",
-    "compare": "assembler.analysis.advice.comparison",
-    "analysis_json": "assembler.analysis.reports.report_json",
-    "analysis_rows": "assembler.analysis.reports.report_rows",
-    "SessionAnalysis": "assembler.analysis.engine.results",
-    "StepAnalysis": "assembler.analysis.engine.results",
-    "BlockAnalysis": "assembler.analysis.engine.results",
-    "Miss": "assembler.analysis.engine.results",
-    "DiagnosticCheck": "assembler.analysis.engine.results",
-    "Comparison": "assembler.analysis.advice.comparison",
-    "CacheStore": "assembler.cache.store",
-    "compare_measured": "assembler.analysis.bill.measured",
-    "analyze_batch": "assembler.analysis.fleet.batch",
-    "session_costs": "assembler.analysis.bill.billing",
-    "SessionCosts": "assembler.analysis.bill.billing",
-    "import_file": "assembler.analysis.engine.importing",
-    "generate_session": "assembler.sessions.generator",
-    "lint_session": "assembler.analysis.advice.lint",
-    "run_fleet": "assembler.analysis.fleet.run",
-    "recommend": "assembler.analysis.advice.recommendation",
-    "layout_text": "assembler.analysis.advice.recommend_text",
-}
-
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'assembler' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, __file__)
 
 
 __all__ = [

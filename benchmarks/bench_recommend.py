@@ -6,8 +6,8 @@ On a generated session (``assembler.sessions.generator.generate_session``), in o
 after one warm-up run on a small session (encodings and price tables loaded),
 each on a freshly parsed session with empty token memos:
 
-- analyze: one ``assembler.analysis.engine.analyzer.analyze`` under the seed layout.
-- recommend: ``assembler.analysis.advice.recommendation.recommend`` from the seed layout: one trace per
+- analyze: one ``assembler.analysis.engine.analyze`` under the seed layout.
+- recommend: ``assembler.analysis.advice.recommend`` from the seed layout: one trace per
   arrangement and per candidate call-tree budget tried, the breakpoint search for each
   lifetime and, on the winner, for a lifetime per breakpoint, then ``analyze`` of the
   current and the recommended layout to bill them as ``compare`` does.
@@ -25,9 +25,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from assembler.analysis.advice.recommendation import recommend
-from assembler.analysis.engine.analyzer import analyze
-from assembler.analysis.engine.layouts import builtin_layout
+from assembler.analysis.advice import recommend
+from assembler.analysis.engine import analyze, builtin_layout
 from assembler.cache import tokenizers as tokens
 from assembler.design.calltree_yaml import clear_caches as clear_tree_caches
 from assembler.sessions.generator import generate_session

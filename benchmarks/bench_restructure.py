@@ -23,7 +23,7 @@ from typing import Any
 # (analyze, generate_session, parse_session) in the layered package, then in the flat one
 LAYOUTS = (
     (
-        "assembler.analysis.engine.analyzer",
+        "assembler.analysis.engine",
         "assembler.sessions.generator",
         "assembler.sessions.loader",
     ),

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from assembler.analysis.app.walkthrough import LIFETIMES, POINTS, SESSION, date_lines, learn_points
-from assembler.analysis.engine.results import SessionAnalysis
+from assembler.analysis.app import LIFETIMES, POINTS, SESSION, date_lines, learn_points
+from assembler.analysis.engine import SessionAnalysis
 from ui import data, page, sidebar
 
 #: The Learn text is about the recorded prices and each layout's own lifetime: its links say so,

@@ -22,15 +22,15 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from assembler.analysis.engine.analyzer import analyze
-from assembler.analysis.engine.layouts import (
+from assembler.analysis.engine import (
     BUILTIN_LAYOUTS,
     Layout,
+    SessionAnalysis,
+    analyze,
     builtin_layout,
+    freeze_for_reuse,
     parse_layout_text,
 )
-from assembler.analysis.engine.results import SessionAnalysis
-from assembler.analysis.engine.reuse import freeze_for_reuse
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Session
@@ -387,7 +387,7 @@ def comparison(
     ttl: str | None,
 ) -> Any:
     """Both layouts analysed, once per input; kept by the bytes of the file behind them."""
-    from assembler.analysis.advice.comparison import compare
+    from assembler.analysis.advice import compare
 
     store = _comparisons()
     owner = visitor()

@@ -9,6 +9,7 @@ import pytest
 from app_helpers import ROOT, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
+from ui import step_blocks
 from ui.step_blocks import DETAIL_OPEN
 
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures" / "claude_code"
@@ -41,7 +42,7 @@ def test_recorded_history_is_folded_by_turn(monkeypatch: pytest.MonkeyPatch) -> 
     from assembler.sessions.loader import parse_bytes
     from assembler.sessions.model import LLMCall
 
-    monkeypatch.setattr(history_view, "MIN_FOLD_BLOCKS", 0)
+    monkeypatch.setattr(step_blocks, "MIN_FOLD_BLOCKS", 0)
     up = read_upload([(f.name, f.read_bytes()) for f in FILES])
     session = parse_bytes(up.raw, up.name)
     a = analyze(session, builtin_layout("seed"))

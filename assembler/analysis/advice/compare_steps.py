@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assembler.analysis.engine.results import BlockAnalysis, SessionAnalysis, StepAnalysis
+from assembler.analysis.engine import BlockAnalysis, SessionAnalysis, StepAnalysis
 
 #: Costs closer than this (USD) are the same cost: float sums of identical prices.
 COST_EPSILON = 1e-12

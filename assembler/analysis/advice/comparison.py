@@ -6,9 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assembler.analysis.advice.compare_steps import first_block_difference, pairs
-from assembler.analysis.engine.analyzer import analyze
-from assembler.analysis.engine.layouts import Layout
-from assembler.analysis.engine.results import SessionAnalysis
+from assembler.analysis.engine import Layout, SessionAnalysis, analyze
 from assembler.sessions.model import Session
 
 # --- compare ---------------------------------------------------------------------------

@@ -25,8 +25,7 @@ from assembler.analysis.advice.perturbations import (
     Perturbation,
 )
 from assembler.analysis.advice.recorded_lint import RecordedFlag, recorded_flags
-from assembler.analysis.engine.layouts import Layout, builtin_layout
-from assembler.analysis.engine.pipeline import SessionAssembler
+from assembler.analysis.engine import Layout, SessionAssembler, builtin_layout
 from assembler.cache.providers import normalize_provider
 from assembler.cache.tokenizers import counter, tokenizer_for
 from assembler.design.assembly import Assembly, assemble

@@ -12,7 +12,7 @@ import yaml
 from assembler.analysis.advice.breakpoint_search import Floats, Trace
 from assembler.analysis.advice.mixed_lifetimes import MixedChoice
 from assembler.analysis.advice.recommend_trace import FOREVER, StepFacts
-from assembler.analysis.engine.layouts import ComponentMove, Layout
+from assembler.analysis.engine import ComponentMove, Layout
 from assembler.design.calltree import RenderRange
 
 

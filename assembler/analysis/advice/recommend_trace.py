@@ -16,8 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assembler.analysis.advice.breakpoint_search import Trace
-from assembler.analysis.engine.layouts import TTLS, Layout
-from assembler.analysis.engine.pipeline import SessionAssembler
+from assembler.analysis.engine import TTLS, Layout, SessionAssembler
 from assembler.cache.prices.price_clock import PriceContext
 from assembler.cache.prices.price_context import recorded_context
 from assembler.cache.prices.pricing import price

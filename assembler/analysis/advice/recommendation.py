@@ -36,9 +36,14 @@ from assembler.analysis.advice.recommend_text import (
     ttl_sentence,
 )
 from assembler.analysis.advice.recommend_trace import StepFacts, build_trace, lifetimes
-from assembler.analysis.engine.analyzer import analyze
-from assembler.analysis.engine.layouts import TTLS, ComponentMove, Layout, all_builtin_layouts
-from assembler.analysis.engine.pipeline import SessionAssembler
+from assembler.analysis.engine import (
+    TTLS,
+    ComponentMove,
+    Layout,
+    SessionAssembler,
+    all_builtin_layouts,
+    analyze,
+)
 from assembler.cache.providers import normalize_provider
 from assembler.cache.rules import rules
 from assembler.design.layers import Layer, Placement

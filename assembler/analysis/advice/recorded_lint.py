@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import pairwise
 
-from assembler.analysis.engine.pipeline import AssembledStep
+from assembler.analysis.engine import AssembledStep
 from assembler.design.wire import CIRCLED
 
 #: Up to this many changed characters a difference reads as a clock, counter or id, not an edit.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assembler.analysis.engine.results import BlockAnalysis
+from assembler.analysis.engine import BlockAnalysis
 
 #: Histories with fewer message blocks than this are shown whole.
 MIN_FOLD_BLOCKS = 12

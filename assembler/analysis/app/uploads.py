@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from assembler.analysis.engine.importing import import_session
+from assembler.analysis.engine import import_session
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.importers.records import MAX_BYTES as RECORDS_MAX_BYTES
 

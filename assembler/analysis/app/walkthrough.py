@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assembler.analysis.engine.misses import duration_text
-from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
+from assembler.analysis.engine import SessionAnalysis, StepAnalysis, duration_text
 
 #: The bundled session the walkthrough uses, and the layouts of its two lifetimes.
 SESSION = "research_agent"

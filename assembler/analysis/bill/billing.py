@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
+from assembler.analysis.engine import SessionAnalysis, StepAnalysis
 from assembler.cache.prices.pricing import price
 
 

@@ -83,7 +83,7 @@ from assembler.analysis.bill.measured_causes import (
     simulated_side,
     tolerance,
 )
-from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
+from assembler.analysis.engine import SessionAnalysis, StepAnalysis
 
 __all__ = [
     "BLOCK_CHANGED",

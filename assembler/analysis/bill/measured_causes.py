@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
 
-from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
+from assembler.analysis.engine import SessionAnalysis, StepAnalysis
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.providers import simulator
 from assembler.cache.rules import parse_duration

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from assembler.limits import one_line
 
 if TYPE_CHECKING:
-    from assembler.analysis.engine.results import SessionAnalysis
+    from assembler.analysis.engine import SessionAnalysis
     from assembler.sessions.model import Session
 
 SESSION_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
@@ -199,8 +199,7 @@ def file_budget(seconds: float) -> Iterator[None]:
 
 def analyze_under(session: Session, options: Options) -> SessionAnalysis:
     """``session`` analysed under the batch's layout, provider, model and lifetime."""
-    from assembler.analysis.engine.analyzer import analyze
-    from assembler.analysis.engine.layouts import load_layout
+    from assembler.analysis.engine import analyze, load_layout
 
     return analyze(
         session,
@@ -236,7 +235,7 @@ def summarise(path: str, options: Options) -> SessionSummary | Failure:
 
 def summary_of(path: str, a: SessionAnalysis, start: float) -> SessionSummary:
     """The few numbers of one analysed session (``start``: when its work began)."""
-    from assembler.analysis.bill.measured import compare_measured
+    from assembler.analysis.bill import compare_measured
     from assembler.cache import tokenizers as tokens
 
     # The token memo is shared across sessions (their common lines are counted

@@ -50,13 +50,13 @@ def run_task(source: str, options: Options, outputs: Outputs) -> SessionSummary 
             session = load_source(source)
             a = analyze_under(session, options)
         if outputs.parquet is not None:
-            from assembler.analysis.reports.parquet_tables import write_session_tables
+            from assembler.analysis.reports import write_session_tables
 
             write_session_tables(a, session, source, outputs.parquet)
         if outputs.otlp_parts is not None:
             from pathlib import Path
 
-            from assembler.analysis.reports.otlp_spans import otlp_line
+            from assembler.analysis.reports import otlp_line
 
             (Path(outputs.otlp_parts) / part_name(source)).write_text(
                 otlp_line(a, source), encoding="utf-8"

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from assembler.analysis.advice.comparison import Comparison
+from assembler.analysis.advice import Comparison
 
 SUITE = "context-cache-gate"
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

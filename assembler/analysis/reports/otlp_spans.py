@@ -19,7 +19,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
+from assembler.analysis.engine import SessionAnalysis, StepAnalysis
 from assembler.analysis.reports.parquet_tables import outcome
 
 NAMESPACE = "context_assembly"

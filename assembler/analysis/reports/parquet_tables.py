@@ -14,7 +14,7 @@ import hashlib
 from datetime import UTC
 from typing import Any
 
-from assembler.analysis.engine.results import SessionAnalysis
+from assembler.analysis.engine import SessionAnalysis
 from assembler.sessions.model import Session
 
 TABLES = ("sessions", "steps", "blocks")
@@ -95,7 +95,7 @@ def outcome(read: int, total: int) -> str:
 
 
 def _sessions(a: SessionAnalysis, session: Session, source: str) -> list[dict[str, Any]]:
-    from assembler.analysis.bill.measured import compare_measured
+    from assembler.analysis.bill import compare_measured
 
     t = a.totals
     checks = compare_measured(a)
@@ -127,7 +127,7 @@ def _sessions(a: SessionAnalysis, session: Session, source: str) -> list[dict[st
 
 
 def _steps(a: SessionAnalysis) -> list[dict[str, Any]]:
-    from assembler.analysis.bill.measured import compare_measured
+    from assembler.analysis.bill import compare_measured
 
     agree = {c.step: c.agree for c in compare_measured(a)}
     rows = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from assembler.analysis.engine.results import DiagnosticCheck, Miss, SessionAnalysis, StepAnalysis
+from assembler.analysis.engine import DiagnosticCheck, Miss, SessionAnalysis, StepAnalysis
 from assembler.analysis.reports.indented_json import dumps_indented
 from assembler.analysis.reports.report_json_steps import StepText
 from assembler.analysis.reports.step_notes import warning_lines
@@ -120,13 +120,13 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
 
 
 def _measured_checks(a: SessionAnalysis) -> dict[int, Any]:
-    from assembler.analysis.bill.measured import compare_measured  # imports this module
+    from assembler.analysis.bill import compare_measured  # imports this module
 
     return {c.step: c for c in compare_measured(a)}
 
 
 def _measured_check_json(check: Any) -> dict[str, object]:
-    from assembler.analysis.bill.measured import measured_check_json  # imports this module
+    from assembler.analysis.bill import measured_check_json  # imports this module
 
     return measured_check_json(check)
 
@@ -134,7 +134,7 @@ def _measured_check_json(check: Any) -> dict[str, object]:
 def _bills(a: SessionAnalysis, recorded: bool) -> dict[int, float | None]:
     """Each measured step's usage priced (the bill; None when no price is known for it),
     priced once for both the steps and the totals; none at another provider or model."""
-    from assembler.analysis.bill.billing import billed_cost
+    from assembler.analysis.bill import billed_cost
     from assembler.cache.prices.pricing import PricingError
 
     out: dict[int, float | None] = {}

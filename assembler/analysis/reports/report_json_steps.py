@@ -21,7 +21,7 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from assembler.analysis.engine.results import BlockAnalysis, Miss, StepAnalysis
+from assembler.analysis.engine import BlockAnalysis, Miss, StepAnalysis
 from assembler.analysis.reports.indented_json import dumps_indented
 from assembler.design.context import format_time
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assembler.analysis.engine.results import SessionAnalysis
+from assembler.analysis.engine import SessionAnalysis
 from assembler.design.context import format_time
 
 ROW_COLUMNS = (
@@ -41,7 +41,7 @@ def analysis_rows(a: SessionAnalysis) -> list[dict[str, Any]]:
     The ``measured_*`` columns are empty for a step without measured usage;
     ``measured_agree`` is ``yes`` or ``no`` (simulated and measured in the same class).
     """
-    from assembler.analysis.bill.measured import compare_measured  # imports this module
+    from assembler.analysis.bill import compare_measured  # imports this module
 
     agree = {c.step: c.agree for c in compare_measured(a)}
     rows = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from assembler.analysis.engine.results import StepAnalysis
+from assembler.analysis.engine import StepAnalysis
 
 
 def step_ranges(numbers: Iterable[int]) -> str:

@@ -5,6 +5,9 @@
 ``count`` counts a text's tokens (to size what a transcript does not record);
 :mod:`assembler.analysis.engine.importing` supplies the default tokenizer.
 Formats are documented in docs/importers.md.
+
+Imports: :mod:`assembler.sessions.model` and :mod:`assembler.limits`; never the
+cache engine (the token counter is an argument).
 """
 
 from __future__ import annotations
