@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,6 +29,7 @@ from assembler.sessions.importers.history import (
     Events,
     Imported,
     Request,
+    ScaleFit,
     TokenCount,
     ToolDone,
     TurnStart,
@@ -86,14 +88,19 @@ def _is_compaction_file(p: Path) -> bool:
     return p.name.startswith("agent-acompact")
 
 
-def _finish(t: Transcript, count: TokenCount) -> Transcript:
-    t.prefix = infer_prefix([(r.usage, r.history) for r in t.requests], count)
+def _finish(t: Transcript, count: TokenCount, scales: Mapping[str, float]) -> Transcript:
+    requests = t.requests
+    t.prefix = infer_prefix(
+        [(r.usage, r.history) for r in requests],
+        count,
+        [scales.get(r.model, 1.0) for r in requests],
+    )
     # the part of the prefix a bill mixing lifetimes wrote for an hour
     t.hour = max(
         (r.usage.get("cache_write_1h", 0) for r in t.requests if r.usage and r.ttl == "5m"),
         default=0,
     )
-    infer_hidden(t.requests, count)
+    infer_hidden(t.requests, count, scales)
     return t
 
 
@@ -151,8 +158,8 @@ class _Emitter:
         blocks = [*_retooled(prefix, r.retools), *history_blocks(r.history)]
         # Claude Code marks the tail of every request; results that finished out of call
         # order are sent in call order with the marker on the one recorded last
-        marker = -1 if r.marker is None else len(blocks) - len(r.history) + r.marker
-        blocks[marker]["breakpoint"] = True
+        at = next((k for k, i in enumerate(r.history) if i is r.marker), None)
+        blocks[-1 if at is None else len(blocks) - len(r.history) + at]["breakpoint"] = True
         output = "\n".join(
             i.text if i.kind == "text" else f"[{i.kind} {i.label}]"
             for i in r.output
@@ -444,12 +451,17 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
             dropped,
             sidechains=False,
             thread="",
-            base=main.marks,
+            base=main,
         )
     ]
     _merge_compactions(main, calls)
+    # one factor per model fits the counted sizes to the bill, for every transcript alike
+    fit = ScaleFit()
     for t in (main, *subs):
-        _finish(t, count)
+        fit.add(t.requests, count)
+    scales = fit.scales()
+    for t in (main, *subs):
+        _finish(t, count, scales)
         if t is not main and t.agent_id is None:
             t.agent_id = Path(t.source).stem.removeprefix("agent-")
     requests = main.requests
@@ -467,5 +479,6 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
         environment=environment,
         events=events.events,
         title=main.title,
+        token_scale=scales,
     )
     return Imported(data, skipped.warnings(str(path)) + dropped.warnings())

@@ -73,6 +73,9 @@ class Transcript:
     prefix: int = 0
     hour: int = 0  # the prefix's part a bill mixing lifetimes wrote for an hour
     marks: dict[str, Mark] = field(default_factory=dict)  # uuid → where the history stood
+    # The conversation tree. Only user and assistant records are its nodes: progress,
+    # hook, attachment and other system records are links passed through to their parent.
+    links: dict[str, str | None] = field(default_factory=dict)
     records: int = 0  # user / assistant records read
     sidechain_records: int = 0  # of which isSidechain: true
 
@@ -145,13 +148,10 @@ class _Reader:
     pending_label: str | None = None
     last_input: datetime | None = None  # the record that completed the next request
     ttl: str | None = None  # the lifetime of the latest writes, for a request that wrote none
-    # The conversation tree. Only user and assistant records are its nodes: progress,
-    # hook, attachment and other system records are links passed through to their parent.
-    links: dict[str, str | None] = field(default_factory=dict)
     latest: str | None = None  # the latest conversational record
     # A compaction call's file re-emits only its own prompt: its history is the main
     # conversation's where that prompt's parent stands.
-    base: Mapping[str, Mark] | None = None
+    base: Transcript | None = None
     base_at: str | None = None
     rewrites: int = 0  # how often the client re-sent the conversation rewritten
     retools: int = 0  # how often the client listed its tools again
@@ -168,7 +168,7 @@ class _Reader:
             t.title = t.title or rec.data["summary"]
             return
         uuid = _opt_str(rec, "uuid")
-        if uuid is not None and self.base is not None and uuid in self.base:
+        if uuid is not None and self.base is not None and uuid in self.base.marks:
             return  # a record of the conversation itself, written again beside the call
         if rtype not in ("user", "assistant", "system"):
             if uuid:  # progress, attachments: links of the chain, adding nothing
@@ -206,17 +206,16 @@ class _Reader:
     def marks(self) -> dict[str, Mark]:
         return self.transcript.marks
 
+    @property
+    def links(self) -> dict[str, str | None]:
+        return self.transcript.links
+
     def _mark(self, uuid: str) -> None:
         self.marks[uuid] = Mark(self.history, len(self.history), self.rewrites)
         self.latest = uuid
 
     def _conversational_parent(self, rec: Record) -> str | None:
-        parent = _opt_str(rec, "parentUuid")
-        seen: set[str] = set()
-        while parent is not None and parent in self.links and parent not in seen:
-            seen.add(parent)
-            parent = self.links[parent]
-        return parent
+        return _through_links(_opt_str(rec, "parentUuid"), self.links)
 
     def _branch(self, rec: Record) -> None:
         """A new prompt whose parent is not the latest conversational record continues an
@@ -238,8 +237,10 @@ class _Reader:
         if rec.data.get("isCompactSummary"):
             self._append(Item("user", "summary", content_text(content)))
             return
-        if self.base is not None and (parent := _opt_str(rec, "parentUuid")) in self.base:
-            self.base_at = parent
+        if self.base is not None:
+            parent = _through_links(_opt_str(rec, "parentUuid"), self.base.links)
+            if parent in self.base.marks:
+                self.base_at = parent
         if isinstance(content, str):
             self._branch(rec)
             if content.startswith(TASK_NOTIFICATION):
@@ -329,7 +330,7 @@ class _Reader:
             sent = self.last_input if self.last_input is not None and self.last_input <= at else at
             history, rewrites = list(self.history), self.rewrites
             if self.base is not None and self.base_at is not None:
-                mark = self.base[self.base_at]
+                mark = self.base.marks[self.base_at]
                 history = mark.items[: mark.length] + history
                 rewrites += mark.rewrites
             request = Request(
@@ -407,7 +408,16 @@ class _Reader:
         return None
 
 
-def _marker(history: list[Item], last: Item | None) -> int | None:
+def _through_links(parent: str | None, links: Mapping[str, str | None]) -> str | None:
+    """The nearest conversational record at or above ``parent``."""
+    seen: set[str] = set()
+    while parent is not None and parent in links and parent not in seen:
+        seen.add(parent)
+        parent = links[parent]
+    return parent
+
+
+def _marker(history: list[Item], last: Item | None) -> Item | None:
     """Where the client puts the tail cache marker when the history ends in tool results
     that finished out of call order: on the result recorded last (it is sent in call
     order, and the bill leaves the results after it uncached). ``None``: the last item."""
@@ -416,7 +426,7 @@ def _marker(history: list[Item], last: Item | None) -> int | None:
     k = len(history) - 1
     while k >= 0 and history[k].kind == "tool_result":
         if history[k] is last:
-            return k
+            return last
         k -= 1
     return None
 
@@ -441,7 +451,7 @@ def read_transcript(
     *,
     sidechains: bool = True,
     thread: str = "",
-    base: Mapping[str, Mark] | None = None,
+    base: Transcript | None = None,
 ) -> list[Transcript]:
     """The main conversation first, then inline sidechains grouped by ``agentId``, or
     without one by their own chain of ``parentUuid`` links."""
