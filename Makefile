@@ -41,16 +41,17 @@ types: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
-# Tests run on every core; the browser tests after, in their own run (each module starts
-# its own app server and chromium).
+# Tests run on every core, a module's tests on one worker (its module-scoped fixtures are
+# built once); the browser tests after, in their own run (each module starts its own app
+# server and chromium).
 unit: $(STAMP)
-	$(BIN)/pytest -m "not browser" -n auto
+	$(BIN)/pytest -m "not browser" -n auto --dist loadscope
 
 browser: $(STAMP) chromium
 	$(BIN)/pytest -m browser
 
 check: lint types imports
-	$(BIN)/pytest -m "not browser and not slow" -n auto
+	$(BIN)/pytest -m "not browser and not slow" -n auto --dist loadscope
 
 test: $(STAMP) chromium lint types imports unit browser
 

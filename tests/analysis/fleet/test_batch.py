@@ -113,6 +113,7 @@ def test_report_json(report: BatchReport) -> None:
     assert out["failures"][0]["path"].endswith("broken.yaml")
 
 
+@pytest.mark.slow
 def test_targets(folder: Path) -> None:
     assert is_batch_target(str(folder))
     assert is_batch_target(str(folder / "s00*.yaml"))
@@ -123,6 +124,7 @@ def test_targets(folder: Path) -> None:
         session_paths(str(folder / "nothing-*.yaml"))
 
 
+@pytest.mark.slow
 def test_cli_glob_json_and_errors(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["analyze", str(folder / "s01*"), "--json", "--workers", "2"])
     out = json.loads(capsys.readouterr().out)
