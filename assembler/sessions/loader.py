@@ -210,6 +210,7 @@ def _recorded(
                 breakpoint=b.get("breakpoint", False),
                 inferred=b.get("inferred", False),
                 ttl=b.get("ttl"),
+                warm=b.get("warm", False),
             )
         )
     return RecordedRequest(tuple(tail), before, keep, marks, hours)
@@ -335,6 +336,7 @@ def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = 
         profile=_profile(raw_session),
         functions=functions,
         events=_events(data["events"], lines, source),
+        token_scale={k: float(v) for k, v in raw_session.get("token_scale", {}).items()},
     )
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from itertools import accumulate, repeat
 from operator import attrgetter, itemgetter
 
@@ -40,6 +41,9 @@ from assembler.limits import one_line
 from assembler.sessions.loader import check_analysis_work
 from assembler.sessions.model import Exit, LLMCall, Session
 
+# how long before a recorded request its warm prefix was written: readable by then
+_WARMED_BEFORE = timedelta(milliseconds=1)
+
 # --- the session -----------------------------------------------------------------------
 
 
@@ -62,24 +66,26 @@ class _Target:
 class _Engine:
     """Simulators, segmenters and token counters, created once per provider/encoding."""
 
-    def __init__(self, ttl: str | None) -> None:
+    def __init__(self, ttl: str | None, scales: Mapping[str, float] | None = None) -> None:
         self.ttl = ttl
-        self._segmenters: dict[str, Segmenter] = {}
-        self._sims: dict[tuple[str, str], Simulator] = {}
+        self.scales = scales or {}  # per model, recorded sizes fitted to the bill
+        self._segmenters: dict[tuple[str, float], Segmenter] = {}
+        self._sims: dict[tuple[str, str, float], Simulator] = {}
         self._targets: dict[tuple[str, str], _Target] = {}
         self.approximate = False
 
     def segmenter(self, provider: str, model: str) -> Segmenter:
         choice = tokenizer_for(provider, model)
         self.approximate = self.approximate or not choice.exact
-        seg = self._segmenters.get(choice.encoding)
+        key = (choice.encoding, self.scales.get(model, 1.0))
+        seg = self._segmenters.get(key)
         if seg is None:
-            seg = self._segmenters[choice.encoding] = Segmenter(counter(choice.encoding))
+            seg = self._segmenters[key] = Segmenter(counter(choice.encoding), key[1])
         return seg
 
     def simulator(self, provider: str, model: str) -> Simulator:
         seg = self.segmenter(provider, model)
-        key = (provider, seg.counter.encoding_name)
+        key = (provider, seg.counter.encoding_name, seg.scale)
         sim = self._sims.get(key)
         if sim is None:
             sim = self._sims[key] = simulator(provider, seg, self.ttl)
@@ -119,6 +125,26 @@ def _with_response(blocks: Sequence[WireBlock], before: Sequence[WireBlock]) -> 
     while end < len(blocks) and blocks[end].role == "assistant":
         end += 1
     return end if end > n else 0
+
+
+def _warm_up(
+    sim: Simulator,
+    head: Sequence[WireBlock],
+    model: str,
+    at: datetime,
+    cache: CacheStore,
+    call: LLMCall,
+) -> None:
+    """What earlier traffic left cached for a recorded request (its bill says how much):
+    an earlier request of that prefix, marked at its end, just before this one."""
+    end = head[-1]
+    if end.breakpoint is None:
+        head = [*head[:-1], replace(end, breakpoint=1)]
+    before = at - _WARMED_BEFORE
+    if isinstance(sim, AnthropicSimulator):
+        sim.request(head, model, before, cache, call.settings, ttl=call.ttl)
+    else:
+        sim.request(head, model, before, cache, call.settings)
 
 
 def _ttl_label(sim: Simulator, model: str) -> str:
@@ -222,7 +248,9 @@ def _analyze(
     first_model = model or session.profile.model
     named = (provider or session.profile.provider).lower()
     check_model(named if named in PROVIDER_IDS else first_provider, first_model)
-    engine = _Engine(ttl)
+    # sizes fitted to the bill hold for the provider and models that billed them
+    as_recorded = provider is None and model is None
+    engine = _Engine(ttl, session.token_scale if as_recorded else None)
     routes = _Routes(engine, store if store is not None else CacheStore())
     # a what-if provider/model is what every step is assembled for, not only priced at
     assembler = SessionAssembler(session, layout, provider=provider, model=model)
@@ -251,6 +279,8 @@ def _analyze(
             answered = _with_response(blocks, prev.blocks)
             if answered:
                 sim.request(blocks[:answered], mdl, prev.at, cache)
+        if call.request is not None and call.request.warm_end >= 0:
+            _warm_up(sim, blocks[: call.request.warm_end + 1], mdl, at, cache, call)
         recorded_ttl = call.ttl
         write_ttl = target.write_ttl
         if recorded_ttl:
