@@ -1,0 +1,189 @@
+"""The prediction of a request's cache outcome, from the sessions seen so far.
+
+Each session keeps its requests as lines of a request log; a new request is predicted by
+analysing that log with the request appended, unanswered: the last step is what ``analyze``
+computes for the request when the log is read afterwards, by construction (its outcome
+depends on the requests before it, never on its own response). Runs in a worker process.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from assembler.analysis.billing import billed_cost
+from assembler.analysis.engine import analyze
+from assembler.analysis.results import StepAnalysis
+from assembler.cache.pricing import price
+from assembler.limits import one_line
+from assembler.live.routes import CHAT, MESSAGES, RESPONSES
+from assembler.live.sessions import closest, session_hint
+from assembler.sessions.importers.records import Record
+from assembler.sessions.importers.requests_log import BUILDERS, measured, requests_session
+from assembler.sessions.loader import parse_session
+from assembler.sessions.model import Usage
+
+PREDICTED_APIS = (MESSAGES, CHAT, RESPONSES)
+_WARM_UP = (
+    (MESSAGES, {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}),
+    (RESPONSES, {"model": "gpt-5", "input": "hi"}),
+)
+
+
+@dataclass
+class _Session:
+    name: str
+    api: str
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    last_blocks: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Pending:
+    session: _Session
+    line: dict[str, Any]
+    api: str
+    step: StepAnalysis | None
+
+
+def _miss(step: StepAnalysis) -> tuple[str | None, str | None]:
+    m = step.miss
+    return (None, None) if m is None else (f"{m.component} ({m.reason})", m.sentence)
+
+
+class Predictor:
+    """Sessions so far, and the requests awaiting their response, by exchange id."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, _Session] = {}
+        self._unnamed: dict[str, _Session] = {}  # sessions told apart by prefix only
+        self._pending: dict[int, _Pending] = {}
+
+    def _session_for(
+        self, api: str, body: dict[str, Any], headers: dict[str, str], blocks: list[dict[str, Any]]
+    ) -> _Session:
+        hint = session_hint(body, headers)
+        if hint is None:
+            same_api = {n: s.last_blocks for n, s in self._unnamed.items() if s.api == api}
+            name = closest(blocks, same_api)
+            if name is not None:
+                return self._unnamed[name]
+            name = f"session-{len(self.sessions) + 1}"
+            self._unnamed[name] = self.sessions[name] = _Session(name, api)
+            return self.sessions[name]
+        if hint not in self.sessions:
+            self.sessions[hint] = _Session(hint, api)
+        return self.sessions[hint]
+
+    def warm(self) -> None:
+        """Load the tokenizers and prices a first prediction needs, then forget it."""
+        at = datetime.now(UTC)
+        for api, body in _WARM_UP:
+            self.predict(0, api, "http://127.0.0.1/", at, json.dumps(body).encode(), {})
+        self.sessions.clear()
+        self._unnamed.clear()
+        self._pending.clear()
+
+    def predict(
+        self,
+        exchange: int,
+        api: str,
+        url: str,
+        at: datetime,
+        body: bytes,
+        headers: dict[str, str],
+    ) -> dict[str, Any]:
+        """The predicted read / write / uncached tokens and miss of a request, or why none."""
+        started = time.perf_counter()
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return {"status": "none", "why": "the request body is not JSON"}
+        if not isinstance(request, dict):
+            return {"status": "none", "why": "the request body is not a JSON object"}
+        try:
+            blocks = BUILDERS[api](request)
+        except Exception as exc:  # a shape the reader cannot take: forwarded all the same
+            return {"status": "failed", "why": one_line(f"{type(exc).__name__}: {exc}", 300)}
+        session = self._session_for(api, request, headers, blocks)
+        line = {
+            "timestamp": at.isoformat(),
+            "url": url,
+            "request": request,
+            "response": {},
+            "status": 200,
+        }
+        session.lines.append(line)
+        try:
+            step = self._analyse(session)
+        except Exception as exc:  # e.g. no model: the provider will refuse it too
+            session.lines.remove(line)
+            if not session.lines:
+                self.sessions.pop(session.name, None)
+                self._unnamed.pop(session.name, None)
+            return {"status": "failed", "why": one_line(f"{type(exc).__name__}: {exc}", 300)}
+        session.last_blocks = blocks
+        self._pending[exchange] = _Pending(session, line, api, step)
+        short, sentence = _miss(step)
+        return {
+            "status": "ready",
+            "session": session.name,
+            "step": step.step,
+            "model": step.model,
+            "read": step.read,
+            "write": step.write,
+            "uncached": step.uncached,
+            "total": step.tokens["total"],
+            "miss": short,
+            "miss_sentence": sentence,
+            "usd_input": step.usd,
+            "ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+
+    def _analyse(self, session: _Session) -> StepAnalysis:
+        source = f"live session {session.name}"
+        records = [Record(i + 1, line, source) for i, line in enumerate(session.lines)]
+        imported = requests_session(records, source, session.name[:200])
+        analysis = analyze(parse_session(json.dumps(imported.data), source, jsonl=False))
+        return analysis.steps[-1]
+
+    def settle(self, exchange: int, status: int | None, response: dict[str, Any]) -> dict[str, Any]:
+        """Record the response of a predicted request; its bill beside the prediction."""
+        pending = self._pending.pop(exchange, None)
+        if pending is None:
+            return {}
+        pending.line["response"] = response
+        pending.line["status"] = status if status is not None else 502
+        got = measured(pending.api, response)
+        if got is None or pending.step is None:
+            return {}
+        usage = Usage(**got)
+        step = pending.step
+        billed = billed_cost(replace(step, measured=usage))
+
+        def priced(read: int, write: int) -> float:
+            return price(
+                step.platform or step.provider,
+                step.model,
+                total_input=step.tokens["total"],
+                cache_read=read,
+                cache_write=write,
+                write_1h=step.write_ttl == "1h",
+                output=usage.output,
+                at=step.timestamp,
+                context=step.price_context,
+            )
+
+        return {
+            "read": usage.cache_read,
+            "write": usage.cache_write,
+            "write_1h": usage.cache_write_1h,
+            "uncached": usage.input,
+            "output": usage.output,
+            "usd": billed,
+            "simulated_usd": priced(step.read, step.write),
+            "no_cache_usd": priced(0, 0),
+        }
