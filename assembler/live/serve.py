@@ -35,7 +35,12 @@ def serve(config: ProxyConfig, out: TextIO | None = None) -> None:
     )
     try:
         web.run_app(
-            proxy.app(), host=config.host, port=config.port, print=None, shutdown_timeout=5.0
+            proxy.app(),
+            host=config.host,
+            port=config.port,
+            print=None,
+            shutdown_timeout=5.0,
+            access_log=None,
         )
     finally:
         if worker is not None:
