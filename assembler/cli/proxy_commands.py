@@ -30,6 +30,12 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--timeout", type=float, default=600.0, help="seconds the upstream may stay silent"
     )
+    p.add_argument(
+        "--prediction-wait",
+        type=float,
+        default=2.0,
+        help="seconds a line waits after its response for the prediction (then: late)",
+    )
     p.set_defaults(run=cmd_proxy)
 
 
@@ -40,6 +46,10 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         raise UsageError(f"--port: expected a port from 1 to 65535, found {args.port}")
     if args.timeout <= 0:
         raise UsageError(f"--timeout: expected a positive number of seconds, found {args.timeout}")
+    if args.prediction_wait < 0:
+        raise UsageError(
+            f"--prediction-wait: expected 0 or more seconds, found {args.prediction_wait}"
+        )
     try:
         upstreams = Upstreams(args.upstream)
     except RouteError as exc:
@@ -57,6 +67,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         upstreams=upstreams,
         predict=not args.no_predict,
         read_timeout=args.timeout,
+        prediction_wait=args.prediction_wait,
     )
     try:
         serve(config)

@@ -19,6 +19,8 @@ from pathlib import Path
 from tempfile import SpooledTemporaryFile
 from typing import IO, Any
 
+from assembler.live.streams import ResponseWatcher
+
 SPOOL_IN_MEMORY = 1024 * 1024  # past this a response waits for its line on disk
 PARSE_LIMIT = 64 * 1024 * 1024  # a JSON body larger than this is kept as text
 _PIECE = 256 * 1024
@@ -59,6 +61,7 @@ class Exchange:
     size: int = 0
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # session, prediction, billed, timing
+    watcher: ResponseWatcher | None = None  # what the response says of its bill, as it passes
 
     def keep(self, chunk: bytes) -> None:
         self.spool.write(chunk)

@@ -182,8 +182,7 @@ class Proxy:
                 exchange.response_at = datetime.now(UTC)
                 exchange.response_headers = redacted_headers(up.headers.items())
                 exchange.streaming = up.content_type == "text/event-stream"
-                watcher = ResponseWatcher(api, exchange.streaming)
-                exchange.extra["_watcher"] = watcher
+                watcher = exchange.watcher = ResponseWatcher(api, exchange.streaming)
                 resp = web.StreamResponse(status=up.status, reason=up.reason)
                 for name, value in up.headers.items():
                     if name.lower() not in _HOP:
@@ -227,8 +226,7 @@ class Proxy:
         exchange: Exchange,
         prediction: asyncio.Future[dict[str, Any]] | None,
     ) -> None:
-        watcher: ResponseWatcher | None = exchange.extra.pop("_watcher", None)
-        response = await asyncio.to_thread(_response_summary, exchange, watcher)
+        response = await asyncio.to_thread(_response_summary, exchange)
         billed: dict[str, Any] = {}
         predicted: dict[str, Any] = {}
         if api in _PREDICTED and response is not None:
@@ -288,10 +286,10 @@ _BILLED = {"cache_read": "read", "cache_write": "write", "cache_write_1h": "writ
 _BILLED["input"] = "uncached"
 
 
-def _response_summary(exchange: Exchange, watcher: ResponseWatcher | None) -> dict[str, Any] | None:
+def _response_summary(exchange: Exchange) -> dict[str, Any] | None:
     """The response as the request log reads it: the JSON body, or a stream's usage."""
-    if exchange.streaming and watcher is not None:
-        return watcher.summary()
+    if exchange.streaming and exchange.watcher is not None:
+        return exchange.watcher.summary()
     raw = exchange.response_body()
     if raw is None:
         return None

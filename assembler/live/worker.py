@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from datetime import datetime
 from typing import Any
@@ -17,6 +18,8 @@ def _start() -> None:
     global _predictor
     from assembler.live.prediction import Predictor
 
+    # the forward comes first: on a busy machine the analyses wait, not the bytes
+    os.nice(10)
     _predictor = Predictor()
     _predictor.warm()
 

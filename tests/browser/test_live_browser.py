@@ -34,7 +34,7 @@ def test_requests_appear_as_they_pass_the_proxy(server: str, tab: Any, tmp_path:
     upstream = FakeUpstream()
     log = tmp_path / "live.jsonl"
     try:
-        with running_proxy(upstream.url, log) as proxy:
+        with running_proxy(upstream.url, log, "--prediction-wait", "60") as proxy:
             tab.goto(f"{server}/Live?log={quote(str(log))}")
             expect(tab.get_by_text("holds no exchange yet", exact=False)).to_be_visible()
             client = anthropic.Anthropic(api_key="sk-ant-test", base_url=proxy.url, max_retries=0)

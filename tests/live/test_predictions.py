@@ -28,7 +28,8 @@ def proxy(
     upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningProxy]:
     log = tmp_path_factory.mktemp("predictions") / "log.jsonl"
-    with running_proxy(upstream.url, log) as running:
+    # a loaded machine may take long: a late prediction would leave its line out of its session
+    with running_proxy(upstream.url, log, "--prediction-wait", "60") as running:
         yield running
 
 
