@@ -8,6 +8,7 @@ depends on the requests before it, never on its own response). Runs in a worker 
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from dataclasses import dataclass, field, replace
@@ -18,15 +19,34 @@ from assembler.analysis.billing import billed_cost
 from assembler.analysis.engine import analyze
 from assembler.analysis.results import StepAnalysis
 from assembler.cache.pricing import price
+from assembler.cache.store import CacheStore
 from assembler.limits import one_line
 from assembler.live.routes import CHAT, MESSAGES, RESPONSES
 from assembler.live.sessions import closest, session_hint
 from assembler.sessions.importers.records import Record
+from assembler.sessions.importers.requests_lines import failure
 from assembler.sessions.importers.requests_log import BUILDERS, measured, requests_session
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import Usage
 
 PREDICTED_APIS = (MESSAGES, CHAT, RESPONSES)
+
+
+def _steps(session: _Session, lines: list[dict[str, Any]], store: CacheStore) -> list[StepAnalysis]:
+    """``lines`` of ``session`` analysed as a request log, from the cache in ``store``."""
+    source = f"live session {session.name}"
+    records = [Record(i + 1, line, source) for i, line in enumerate(lines)]
+    imported = requests_session(records, source, session.name[:200])
+    parsed = parse_session(json.dumps(imported.data), source, jsonl=False)
+    return list(analyze(parsed, store=store).steps)
+
+
+def _served(session: _Session, k: int) -> bool:
+    """Whether line ``k`` was served: a failed call is not in the cache's history."""
+    line = session.lines[k]
+    return failure(Record(k + 1, line, session.name), line.get("response")) is None
+
+
 _WARM_UP = (
     (MESSAGES, {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}),
     (RESPONSES, {"model": "gpt-5", "input": "hi"}),
@@ -38,13 +58,20 @@ class _Session:
     name: str
     api: str
     lines: list[dict[str, Any]] = field(default_factory=list)
+    answered: list[bool] = field(default_factory=list)  # per line: its response is known
     last_blocks: list[dict[str, Any]] = field(default_factory=list)
+    # Messages sessions are analysed from ``start`` on, the cache as the lines before it
+    # left it (``base``): the Anthropic simulator's outcome depends on the store and the
+    # previous request only, so the last step is the same and a prediction costs two steps
+    start: int = 0
+    base: CacheStore = field(default_factory=CacheStore)
+    steps_before: int = 0  # the served lines before ``start``: the window's step numbers follow
 
 
 @dataclass
 class _Pending:
     session: _Session
-    line: dict[str, Any]
+    index: int  # of its line in the session
     api: str
     step: StepAnalysis | None
 
@@ -117,21 +144,23 @@ class Predictor:
             "status": 200,
         }
         session.lines.append(line)
+        session.answered.append(False)
         try:
             step = self._analyse(session)
         except Exception as exc:  # e.g. no model: the provider will refuse it too
-            session.lines.remove(line)
+            session.lines.pop()
+            session.answered.pop()
             if not session.lines:
                 self.sessions.pop(session.name, None)
                 self._unnamed.pop(session.name, None)
             return {"status": "failed", "why": one_line(f"{type(exc).__name__}: {exc}", 300)}
         session.last_blocks = blocks
-        self._pending[exchange] = _Pending(session, line, api, step)
+        self._pending[exchange] = _Pending(session, len(session.lines) - 1, api, step)
         short, sentence = _miss(step)
         return {
             "status": "ready",
             "session": session.name,
-            "step": step.step,
+            "step": session.steps_before + step.step,
             "model": step.model,
             "read": step.read,
             "write": step.write,
@@ -144,19 +173,41 @@ class Predictor:
         }
 
     def _analyse(self, session: _Session) -> StepAnalysis:
-        source = f"live session {session.name}"
-        records = [Record(i + 1, line, source) for i, line in enumerate(session.lines)]
-        imported = requests_session(records, source, session.name[:200])
-        analysis = analyze(parse_session(json.dumps(imported.data), source, jsonl=False))
-        return analysis.steps[-1]
+        if session.api != MESSAGES:  # the whole session: OpenAI's cache reads past answers
+            return _steps(session, session.lines, CacheStore())[-1]
+        self._advance(session)
+        window = session.lines[session.start :]
+        return _steps(session, window, copy.deepcopy(session.base))[-1]
+
+    @staticmethod
+    def _advance(session: _Session) -> None:
+        """Move ``start`` to the latest answered, served line after only answered ones,
+        the served lines before it applied to ``base``: it stays as the window's first
+        line, the previous request of the one after it."""
+        lines, answered, start = session.lines, session.answered, session.start
+        end = start
+        for k in range(start, len(lines)):
+            if not answered[k]:
+                break
+            if k > start and _served(session, k):
+                end = k
+        if end == start:
+            return
+        served = sum(_served(session, k) for k in range(start, end))
+        if served:
+            _steps(session, lines[start:end], session.base)
+        session.steps_before += served
+        session.start = end
 
     def settle(self, exchange: int, status: int | None, response: dict[str, Any]) -> dict[str, Any]:
         """Record the response of a predicted request; its bill beside the prediction."""
         pending = self._pending.pop(exchange, None)
         if pending is None:
             return {}
-        pending.line["response"] = response
-        pending.line["status"] = status if status is not None else 502
+        session, index = pending.session, pending.index
+        session.lines[index]["response"] = response
+        session.lines[index]["status"] = status if status is not None else 502
+        session.answered[index] = True
         got = measured(pending.api, response)
         if got is None or pending.step is None:
             return {}

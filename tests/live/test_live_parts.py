@@ -165,3 +165,52 @@ def test_predictions_equal_analyze_across_a_lapsed_cache_and_a_failed_call(tmp_p
         assert (p["read"], p["write"], p["uncached"]) == (s.read, s.write, s.uncached)
     assert "expired" in (kept[3]["miss"] or "")
     assert kept[1]["read"] > 0 and kept[3]["read"] == 0
+
+
+@pytest.mark.parametrize(
+    "name", ["research_agent", "coding_agent_midnight", "imported_claude_code"]
+)
+def test_windowed_predictions_equal_the_whole_analysis(name: str, tmp_path: Path) -> None:
+    """Each request of a bundled session at its recorded time (lapses and a midnight
+    included), predicted from a two-step window over the cache the earlier ones left."""
+    from assembler.analysis.layouts import builtin_layout
+    from assembler.analysis.pipeline import SessionAssembler
+    from assembler.analysis.wire_request import request_json
+    from assembler.sessions.loader import load_session
+    from scripts.app_server import ROOT
+
+    session = load_session(ROOT / "sample_sessions" / f"{name}.yaml")
+    predictor = Predictor()
+    url = "https://api.anthropic.com/v1/messages"
+    lines = []
+    for n, assembled in enumerate(SessionAssembler(session, builtin_layout("seed")), 1):
+        body = json.loads(request_json(assembled, "anthropic", None, session.id))
+        body["model"] = "claude-sonnet-4-5"
+        at = assembled.step.at
+        p = predictor.predict(n, "anthropic-messages", url, at, json.dumps(body).encode(), {})
+        predictor.settle(n, 200, {"usage": {"input_tokens": 1}})
+        lines.append(
+            {
+                "request": {"timestamp": at.isoformat(), "url": url, "body": body},
+                "response": {"status_code": 200, "body": {"usage": {"input_tokens": 1}}},
+                "session": p["session"],
+                "prediction": p,
+            }
+        )
+    assert len(lines) > 5
+    checked = 0
+    for name in {x["session"] for x in lines}:  # a subagent is a session of its own
+        log = as_request_log(lines, tmp_path / "log.jsonl", name)
+        imported = import_session("requests", log)
+        steps = analyze(parse_session(json.dumps(imported.data), "log", jsonl=False)).steps
+        mine = [x for x in lines if x["session"] == name]
+        assert len(steps) == len(mine)
+        for line, s in zip(mine, steps, strict=True):
+            p = line["prediction"]
+            assert p["step"] == s.step
+            assert (p["read"], p["write"], p["uncached"]) == (s.read, s.write, s.uncached)
+            assert p["miss"] == (
+                None if s.miss is None else f"{s.miss.component} ({s.miss.reason})"
+            )
+            checked += 1
+    assert checked == len(lines)
