@@ -58,6 +58,16 @@ def follow(path: Path) -> None:
         where = "does not exist yet" if not path.exists() else "holds no exchange yet"
         st.info(f"Waiting for requests: {literal(path)} {where}.", icon=":material/hourglass:")
         return
+    sessions = sorted({r.session for r in rows if r.session})
+    if len(sessions) > 1:
+        chosen = st.selectbox(
+            "Session",
+            ["All sessions", *sessions],
+            key="live_session",
+            help="told apart as the provider's cache would (docs/live.md)",
+        )
+        if chosen != "All sessions":
+            rows = [r for r in rows if r.session == chosen]
     t = live_totals(rows)
     c = st.columns(5)
     c[0].metric("Requests", f"{t.requests:,}", help="exchanges in the log")

@@ -91,3 +91,13 @@ def test_hostile_text_stays_text(tmp_path: Path) -> None:
     assert not at.exception
     frame = at.dataframe[0].value
     assert frame["session"][0] == "<script>window.__pwned=1</script>"  # a cell, drawn as text
+
+
+def test_one_session_of_several(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(line(1) + line(2, session="s2") + line(3, session="s2"))
+    at = open_page(log)
+    assert {m.label: m.value for m in at.metric}["Requests"] == "3"
+    at.selectbox(key="live_session").select("s2").run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Requests"] == "2"

@@ -204,15 +204,19 @@ def test_secrets_are_never_written(proxy: RunningProxy, upstream: FakeUpstream) 
     assert "key=%5Bredacted%5D" in line["request"]["url"]
 
 
+def hello(client: anthropic.Anthropic, behaviour: str) -> None:
+    """A one-line request the fake provider answers with ``behaviour``."""
+    client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=5,
+        messages=[{"role": "user", "content": "hi"}],
+        extra_headers={"x-fake": behaviour},
+    )
+
+
 def test_upstream_error_status_reaches_the_client_and_is_logged(proxy: RunningProxy) -> None:
-    client = claude(proxy, "fail-500")
     with pytest.raises(anthropic.InternalServerError) as err:
-        client.messages.create(
-            model="claude-sonnet-4-5",
-            max_tokens=5,
-            messages=[{"role": "user", "content": "hi"}],
-            extra_headers={"x-fake": "fail-500"},
-        )
+        hello(claude(proxy, "fail-500"), "fail-500")
     assert err.value.status_code == 500
     line = tagged(proxy, "fail-500")[0]
     assert line["response"]["status_code"] == 500
@@ -220,14 +224,8 @@ def test_upstream_error_status_reaches_the_client_and_is_logged(proxy: RunningPr
 
 
 def test_upstream_timeout_is_a_clear_502(proxy: RunningProxy) -> None:
-    client = claude(proxy, "slow")
     with pytest.raises(anthropic.APIStatusError) as err:
-        client.messages.create(
-            model="claude-sonnet-4-5",
-            max_tokens=5,
-            messages=[{"role": "user", "content": "hi"}],
-            extra_headers={"x-fake": "slow"},
-        )
+        hello(claude(proxy, "slow"), "slow")
     assert err.value.status_code == 502
     assert "timed out" in str(err.value)
     line = tagged(proxy, "slow")[0]
