@@ -15,17 +15,20 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from assembler.analysis.billing import billed_cost
-from assembler.analysis.engine import analyze
-from assembler.analysis.results import StepAnalysis
-from assembler.cache.pricing import price
+from assembler.analysis.bill import billed_cost
+from assembler.analysis.engine import StepAnalysis, analyze
+from assembler.cache.prices.pricing import price
 from assembler.cache.store import CacheStore
 from assembler.limits import one_line
 from assembler.live.routes import CHAT, MESSAGES, RESPONSES
 from assembler.live.sessions import closest, session_hint
 from assembler.sessions.importers.records import Record
-from assembler.sessions.importers.requests_lines import failure
-from assembler.sessions.importers.requests_log import BUILDERS, measured, requests_session
+from assembler.sessions.importers.request_logs.requests_lines import failure
+from assembler.sessions.importers.request_logs.requests_log import (
+    BUILDERS,
+    measured,
+    requests_session,
+)
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import Usage
 

@@ -21,7 +21,7 @@ from assembler.live.sessions import SESSION_HEADERS
 from assembler.live.streams import ResponseWatcher
 from assembler.live.terminal import Summary, exchange_line
 from assembler.live.worker import PredictionWorker
-from assembler.sessions.importers.requests_log import measured
+from assembler.sessions.importers.request_logs.requests_log import measured
 
 # hop-by-hop headers, and those the proxy sets itself for the next hop
 _HOP = {

@@ -12,8 +12,7 @@ import pytest
 from capture_reader import as_request_log
 from fake_upstream import _anthropic_events, _chat_events, _responses_events
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.importing import import_session
+from assembler.analysis.engine import analyze, import_session
 from assembler.live.prediction import Predictor
 from assembler.live.redaction import redacted_headers, redacted_url
 from assembler.live.routes import ANTHROPIC_API, OPENAI_API, RouteError, Upstreams, api_of
@@ -173,9 +172,7 @@ def test_predictions_equal_analyze_across_a_lapsed_cache_and_a_failed_call(tmp_p
 def test_windowed_predictions_equal_the_whole_analysis(name: str, tmp_path: Path) -> None:
     """Each request of a bundled session at its recorded time (lapses and a midnight
     included), predicted from a two-step window over the cache the earlier ones left."""
-    from assembler.analysis.layouts import builtin_layout
-    from assembler.analysis.pipeline import SessionAssembler
-    from assembler.analysis.wire_request import request_json
+    from assembler.analysis.engine import SessionAssembler, builtin_layout, request_json
     from assembler.sessions.loader import load_session
     from scripts.app_server import ROOT
 

@@ -14,11 +14,13 @@ from capture_reader import as_request_log
 from fake_upstream import FakeUpstream
 from proxy_process import RunningProxy, running_proxy
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.importing import import_session
-from assembler.analysis.layouts import builtin_layout
-from assembler.analysis.pipeline import SessionAssembler
-from assembler.analysis.wire_request import request_json
+from assembler.analysis.engine import (
+    SessionAssembler,
+    analyze,
+    builtin_layout,
+    import_session,
+    request_json,
+)
 from assembler.sessions.loader import load_session, parse_session
 from scripts.app_server import ROOT
 
