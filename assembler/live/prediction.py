@@ -63,12 +63,13 @@ class _Session:
     lines: list[dict[str, Any]] = field(default_factory=list)
     answered: list[bool] = field(default_factory=list)  # per line: its response is known
     last_blocks: list[dict[str, Any]] = field(default_factory=list)
-    # Messages sessions are analysed from ``start`` on, the cache as the lines before it
-    # left it (``base``): the Anthropic simulator's outcome depends on the store and the
-    # previous request only, so the last step is the same and a prediction costs two steps
-    start: int = 0
+    # A Messages session keeps only the lines from its last answered, served one on,
+    # with the cache the lines before left (``base``): the Anthropic simulator's outcome
+    # depends on the store and the previous request only, so the last step of that
+    # window is the whole analysis' step, and memory follows the window
     base: CacheStore = field(default_factory=CacheStore)
-    steps_before: int = 0  # the served lines before ``start``: the window's step numbers follow
+    steps_before: int = 0  # the served lines applied to ``base``: the window's steps follow
+    dropped: int = 0  # lines applied to ``base``: line i is lines[i - dropped]
 
 
 @dataclass
@@ -158,7 +159,8 @@ class Predictor:
                 self._unnamed.pop(session.name, None)
             return {"status": "failed", "why": one_line(f"{type(exc).__name__}: {exc}", 300)}
         session.last_blocks = blocks
-        self._pending[exchange] = _Pending(session, len(session.lines) - 1, api, step)
+        index = session.dropped + len(session.lines) - 1
+        self._pending[exchange] = _Pending(session, index, api, step)
         short, sentence = _miss(step)
         return {
             "status": "ready",
@@ -179,35 +181,36 @@ class Predictor:
         if session.api != MESSAGES:  # the whole session: OpenAI's cache reads past answers
             return _steps(session, session.lines, CacheStore())[-1]
         self._advance(session)
-        window = session.lines[session.start :]
-        return _steps(session, window, copy.deepcopy(session.base))[-1]
+        return _steps(session, session.lines, copy.deepcopy(session.base))[-1]
 
     @staticmethod
     def _advance(session: _Session) -> None:
-        """Move ``start`` to the latest answered, served line after only answered ones,
-        the served lines before it applied to ``base``: it stays as the window's first
-        line, the previous request of the one after it."""
-        lines, answered, start = session.lines, session.answered, session.start
-        end = start
-        for k in range(start, len(lines)):
+        """Apply to ``base`` the lines before the latest answered, served line that follows
+        only answered ones, and let them go: that line stays first, the previous request
+        of the one after it."""
+        lines, answered = session.lines, session.answered
+        end = 0
+        for k in range(len(lines)):
             if not answered[k]:
                 break
-            if k > start and _served(session, k):
+            if k and _served(session, k):
                 end = k
-        if end == start:
+        if not end:
             return
-        served = sum(_served(session, k) for k in range(start, end))
+        served = sum(_served(session, k) for k in range(end))
         if served:
-            _steps(session, lines[start:end], session.base)
+            _steps(session, lines[:end], session.base)
         session.steps_before += served
-        session.start = end
+        del lines[:end], answered[:end]
+        session.dropped += end
 
     def settle(self, exchange: int, status: int | None, response: dict[str, Any]) -> dict[str, Any]:
         """Record the response of a predicted request; its bill beside the prediction."""
         pending = self._pending.pop(exchange, None)
         if pending is None:
             return {}
-        session, index = pending.session, pending.index
+        session = pending.session
+        index = pending.index - session.dropped
         session.lines[index]["response"] = response
         session.lines[index]["status"] = status if status is not None else 502
         session.answered[index] = True
