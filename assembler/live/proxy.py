@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
 
+from assembler.limits import one_line
 from assembler.live.capture import CaptureLog, Exchange
 from assembler.live.redaction import redacted_headers, redacted_url
 from assembler.live.routes import MESSAGES, RouteError, Upstreams, api_of
@@ -132,9 +133,15 @@ class Proxy:
             request_body=body,
         )
         self._next_id += 1
-        prediction = self._predict(self._next_id, api, target, received, body, headers)
-        response = await self._forward(request, target, body, api, exchange, started)
-        task = asyncio.create_task(self._finish(self._next_id, api, exchange, prediction))
+        exchange_id = self._next_id  # others arrive while this one is forwarded
+        prediction = self._predict(exchange_id, api, target, received, body, headers)
+        try:
+            response = await self._forward(request, target, body, api, exchange, started)
+        except Exception as exc:  # a bug must cost one exchange, never the proxy
+            exchange.error = one_line(f"proxy error: {type(exc).__name__}: {exc}", 300)
+            print(f"error: {exchange.error}", file=sys.stderr, flush=True)
+            response = web.Response(status=502, body=_error_body(api, exchange.error))
+        task = asyncio.create_task(self._finish(exchange_id, api, exchange, prediction))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return response
@@ -220,6 +227,19 @@ class Proxy:
         return resp
 
     async def _finish(
+        self,
+        exchange_id: int,
+        api: str | None,
+        exchange: Exchange,
+        prediction: asyncio.Future[dict[str, Any]] | None,
+    ) -> None:
+        try:
+            await self._record(exchange_id, api, exchange, prediction)
+        except Exception as exc:  # a full disk, say: said once per exchange, forwarding goes on
+            detail = one_line(f"{type(exc).__name__}: {exc}", 300)
+            print(f"error: could not record an exchange ({detail})", file=sys.stderr, flush=True)
+
+    async def _record(
         self,
         exchange_id: int,
         api: str | None,
