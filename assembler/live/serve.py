@@ -27,18 +27,19 @@ def serve(config: ProxyConfig, out: TextIO | None = None) -> None:
     worker = PredictionWorker() if config.predict else None
     proxy = Proxy(config, out, worker)
     hosts = ", ".join(config.upstreams.hosts())
-    print(
-        f"proxy on http://{config.host}:{config.port} → {hosts}; log {config.log}"
-        + ("" if worker else " (no predictions)"),
-        file=out,
-        flush=True,
+    listening = f"proxy on http://{config.host}:{config.port} → {hosts}; log {config.log}" + (
+        "" if worker else " (no predictions)"
     )
+
+    def said_when_listening(_banner: str) -> None:  # run_app calls it once the port is bound
+        print(listening, file=out, flush=True)
+
     try:
         web.run_app(
             proxy.app(),
             host=config.host,
             port=config.port,
-            print=None,
+            print=said_when_listening,
             shutdown_timeout=5.0,
             access_log=None,
         )

@@ -93,7 +93,8 @@ def running_proxy(
         threading.Thread(target=_collect, args=(stream, into), daemon=True).start()
     try:
         deadline = time.monotonic() + 60
-        while not any(ready in line for line in running.out):
+        # listening, and (unless told otherwise) predicting
+        while not all(any(w in line for line in running.out) for w in ("proxy on", ready)):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the proxy did not start: {running.err[-3:]}")
             time.sleep(0.05)
