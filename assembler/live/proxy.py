@@ -143,8 +143,15 @@ class Proxy:
             response = web.Response(status=502, body=_error_body(api, exchange.error))
         task = asyncio.create_task(self._finish(exchange_id, api, exchange, prediction))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._finished)
         return response
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        exc = None if task.cancelled() else task.exception()
+        if exc is not None:  # a full disk, say: said once per exchange, forwarding goes on
+            detail = one_line(f"{type(exc).__name__}: {exc}", 300)
+            print(f"error: could not record an exchange ({detail})", file=sys.stderr, flush=True)
 
     def _predict(
         self,
@@ -227,19 +234,6 @@ class Proxy:
         return resp
 
     async def _finish(
-        self,
-        exchange_id: int,
-        api: str | None,
-        exchange: Exchange,
-        prediction: asyncio.Future[dict[str, Any]] | None,
-    ) -> None:
-        try:
-            await self._record(exchange_id, api, exchange, prediction)
-        except Exception as exc:  # a full disk, say: said once per exchange, forwarding goes on
-            detail = one_line(f"{type(exc).__name__}: {exc}", 300)
-            print(f"error: could not record an exchange ({detail})", file=sys.stderr, flush=True)
-
-    async def _record(
         self,
         exchange_id: int,
         api: str | None,

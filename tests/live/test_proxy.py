@@ -245,38 +245,30 @@ def test_refused_connection_is_a_clear_502(tmp_path: Path) -> None:
     assert "summary: 1 exchanges (1 failed)" in "\n".join(p.out)
 
 
-def test_error_event_mid_stream_passes_through(proxy: RunningProxy) -> None:
-    client = claude(proxy, "midstream")
-    with (
-        pytest.raises(anthropic.APIStatusError) as err,
-        client.messages.stream(
-            model="claude-sonnet-4-5",
-            max_tokens=5,
-            messages=[{"role": "user", "content": "hi"}],
-            extra_headers={"x-fake": "midstream-error"},
-        ) as stream,
-    ):
+def stream_hello(client: anthropic.Anthropic, behaviour: str) -> None:
+    """``hello``, streamed to its end."""
+    with client.messages.stream(
+        model="claude-sonnet-4-5",
+        max_tokens=5,
+        messages=[{"role": "user", "content": "hi"}],
+        extra_headers={"x-fake": behaviour},
+    ) as stream:
         for _ in stream:
             pass
+
+
+def test_error_event_mid_stream_passes_through(proxy: RunningProxy) -> None:
+    with pytest.raises(anthropic.APIStatusError) as err:
+        stream_hello(claude(proxy, "midstream"), "midstream-error")
     assert "Overloaded" in str(err.value)
     line = tagged(proxy, "midstream")[0]
     assert "event: error" in line["response"]["body_raw"]
 
 
 def test_upstream_dropping_mid_stream_breaks_the_clients_stream(proxy: RunningProxy) -> None:
-    client = claude(proxy, "drop")
     # the client sees the stream end short of its last chunk (the SDK's transport error)
-    with (
-        pytest.raises(Exception, match="incomplete chunked read"),
-        client.messages.stream(
-            model="claude-sonnet-4-5",
-            max_tokens=5,
-            messages=[{"role": "user", "content": "hi"}],
-            extra_headers={"x-fake": "drop"},
-        ) as stream,
-    ):
-        for _ in stream:
-            pass
+    with pytest.raises(Exception, match="incomplete chunked read"):
+        stream_hello(claude(proxy, "drop"), "drop")
     line = tagged(proxy, "drop")[0]
     assert "the upstream connection failed" in line["error"]
     assert line["response"]["body_raw"].startswith("event: message_start")
