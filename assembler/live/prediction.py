@@ -3,7 +3,9 @@
 Each session keeps its requests as lines of a request log; a new request is predicted by
 analysing that log with the request appended, unanswered: the last step is what ``analyze``
 computes for the request when the log is read afterwards, by construction (its outcome
-depends on the requests before it, never on its own response). Runs in a worker process.
+depends on the requests before it, never on its own response). An Anthropic session is
+analysed from the cache its earlier requests left, two requests at a time (see
+``_Session``). Runs in a worker process.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from assembler.analysis.engine import StepAnalysis, analyze
 from assembler.cache.prices.pricing import price
 from assembler.cache.store import CacheStore
 from assembler.limits import one_line
-from assembler.live.routes import CHAT, MESSAGES, RESPONSES
+from assembler.live.routes import MESSAGES, RESPONSES
 from assembler.live.sessions import closest, session_hint
 from assembler.sessions.importers.records import Record
 from assembler.sessions.importers.request_logs.requests_lines import failure
@@ -31,8 +33,6 @@ from assembler.sessions.importers.request_logs.requests_log import (
 )
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import Usage
-
-PREDICTED_APIS = (MESSAGES, CHAT, RESPONSES)
 
 
 def _steps(session: _Session, lines: list[dict[str, Any]], store: CacheStore) -> list[StepAnalysis]:

@@ -17,7 +17,7 @@ from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
 from assembler.limits import one_line
 from assembler.live.capture import CaptureLog, Exchange
 from assembler.live.redaction import redacted_headers, redacted_url
-from assembler.live.routes import MESSAGES, RouteError, Upstreams, api_of
+from assembler.live.routes import COUNT_TOKENS, MESSAGES, PREDICTED, RouteError, Upstreams, api_of
 from assembler.live.sessions import SESSION_HEADERS
 from assembler.live.streams import ResponseWatcher
 from assembler.live.terminal import Summary, exchange_line
@@ -37,7 +37,6 @@ _HOP = {
     "host",
     "content-length",
 }
-_PREDICTED = ("anthropic-messages", "openai-chat", "openai-responses")
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ class ProxyConfig:
 
 def _error_body(api: str | None, message: str) -> bytes:
     """A proxy-side failure in the shape the client's SDK reads as the provider's error."""
-    if api == MESSAGES or api == "anthropic-count-tokens":
+    if api in (MESSAGES, COUNT_TOKENS):
         body: dict[str, Any] = {"type": "error", "error": {"type": "api_error", "message": message}}
     else:
         body = {"error": {"message": message, "type": "proxy_error", "code": None}}
@@ -162,7 +161,7 @@ class Proxy:
         body: bytes,
         headers: dict[str, str],
     ) -> asyncio.Future[dict[str, Any]] | None:
-        if self.worker is None or api not in _PREDICTED:
+        if self.worker is None or api not in PREDICTED:
             return None
         hints = {k: headers[k] for k in SESSION_HEADERS if k in headers}
         try:
@@ -243,7 +242,7 @@ class Proxy:
         response = await asyncio.to_thread(_response_summary, exchange)
         billed: dict[str, Any] = {}
         predicted: dict[str, Any] = {}
-        if api in _PREDICTED and response is not None:
+        if api in PREDICTED and response is not None:
             billed = dict(measured(api, response) or {})
             billed = {_BILLED.get(k, k): v for k, v in billed.items()}
         if prediction is not None:

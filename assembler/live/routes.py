@@ -17,6 +17,7 @@ OPENAI_API = "https://api.openai.com"
 # the APIs a prediction is made for; everything else is forwarded and recorded only
 MESSAGES, CHAT, RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
 COUNT_TOKENS = "anthropic-count-tokens"
+PREDICTED = (MESSAGES, CHAT, RESPONSES)  # count_tokens touches no cache
 
 
 class RouteError(ValueError):
