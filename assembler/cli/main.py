@@ -9,7 +9,13 @@ from typing import Any
 
 from assembler.analysis.engine import LayoutError
 from assembler.cli import analysis_commands as cli_analysis
-from assembler.cli import compare_commands, lint_commands, recommend_commands, rules_commands
+from assembler.cli import (
+    compare_commands,
+    lint_commands,
+    proxy_commands,
+    recommend_commands,
+    rules_commands,
+)
 from assembler.cli import import_commands as cli_import
 from assembler.cli.analysis_commands import EXIT_BAD_INPUT
 from assembler.cli.inspect_commands import (
@@ -85,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint_commands.register(sub)
     recommend_commands.register(sub)
     rules_commands.register(sub)
+    proxy_commands.register(sub)
     return parser
 
 
