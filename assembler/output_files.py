@@ -43,7 +43,7 @@ def output_target(
     """The real path ``flag`` writes ``path`` at, symlinks followed; a :class:`UsageError`
     (one line naming the path, the flag and what was expected) for a device, a FIFO, a
     folder (a file when ``folder``), one of ``inputs``, or a folder that is not there
-    (unless ``parents``: made when written) or not writable."""
+    (unless ``parents`` or ``folder``: made when written) or not writable."""
     shown = str(path)
     real = Path(os.path.realpath(path))
     info = _stat(real, shown, flag)
@@ -61,9 +61,8 @@ def output_target(
                 raise UsageError(
                     f"{shown}: {flag}: this is the input {given}; expected another path"
                 )
-    parent = real.parent
-    if folder and info is None:
-        return real  # made with its missing parents when written
+    parent = real if folder and info is not None else real.parent  # where files are made
+    parents = parents or folder  # a folder is made with its missing parents
     while parents and not os.path.lexists(parent) and parent != parent.parent:
         parent = parent.parent  # the folders below it are made when written
     if not parent.is_dir():

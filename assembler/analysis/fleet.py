@@ -43,6 +43,10 @@ def run_fleet(
             report = analyze_batch_ray(sources, options, outputs=outputs, address=address)
         else:
             report = analyze_batch(sources, options, workers=workers, task=task_for(outputs))
+        if parquet is not None and report.sessions:
+            from assembler.analysis.parquet_tables import check_written
+
+            check_written(parquet)
         if parts is not None and otlp is not None:
             with replacing(otlp, "--otlp", sources) as joined:
                 join_otlp(parts, sources, str(joined))

@@ -16,6 +16,7 @@ from datetime import UTC
 from typing import Any
 
 from assembler.analysis.results import SessionAnalysis
+from assembler.errors import UsageError
 from assembler.sessions.model import Session
 
 TABLES = ("sessions", "steps", "blocks")
@@ -247,14 +248,14 @@ def write_session_tables(a: SessionAnalysis, session: Session, source: str, root
 
 
 def check_written(root: str) -> None:
-    """Raise ``ValueError`` when ``root`` holds no sessions table after a write: a
+    """A :class:`UsageError` when ``root`` holds no sessions table after a write: a
     filesystem that keeps nothing (``mock://``) must not pass for one that wrote."""
     from pyarrow import fs
 
     filesystem, base = _filesystem(root)
     info = filesystem.get_file_info(f"{base.rstrip('/')}/sessions")
     if info.type != fs.FileType.Directory:
-        raise ValueError(
-            "nothing is there after writing (a filesystem that keeps nothing?); "
-            "expected a folder or the URI of a lasting filesystem"
+        raise UsageError(
+            f"{root}: --parquet: nothing is there after writing (a filesystem that keeps"
+            " nothing?); expected a folder or the URI of a lasting filesystem"
         )

@@ -177,7 +177,7 @@ def _write_outputs(args: argparse.Namespace, a: SessionAnalysis, session: Sessio
 
         with _writing(args.parquet, "--parquet"):
             write_session_tables(a, session, args.session, args.parquet)
-            check_written(args.parquet)
+        check_written(args.parquet)
     if args.otlp:
         from assembler.analysis.otlp_spans import otlp_line
 
@@ -221,11 +221,7 @@ def _run_fleet(args: argparse.Namespace, options: Options) -> BatchReport:
         )
     except (ValueError, RuntimeError, OSError) as exc:
         raise UsageError(str(exc).strip().splitlines()[0]) from None
-    if args.parquet and report.sessions:
-        from assembler.analysis.parquet_tables import check_written
-
-        with _writing(args.parquet, "--parquet"):
-            check_written(args.parquet)
+    if args.parquet:
         print(f"wrote Parquet tables sessions, steps, blocks under {args.parquet}", file=sys.stderr)
     if args.otlp:
         print(f"wrote {len(report.sessions)} traces to {args.otlp}", file=sys.stderr)
