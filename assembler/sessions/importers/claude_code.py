@@ -218,10 +218,17 @@ def _tool_name(name: str) -> str:
 def _emit(main: Transcript, subs: list[Transcript]) -> Events:
     """The call tree: the root, one call per user turn, subagents inside their turn."""
     requests = main.requests
-    by_id = {t.agent_id: t for t in subs if t.agent_id}
+    by_id: dict[str | None, Transcript] = {}
+    for t in subs:
+        if t.agent_id:
+            by_id.setdefault(t.agent_id, t)
     linked = {e.agent_id for e in main.entries if isinstance(e, ToolDone) and e.agent_id}
-    # Subagents no tool result names are placed by time, inside the turn running then.
-    unlinked = sorted((t for t in subs if t.agent_id not in linked and t.entries), key=_start)
+    # Subagents no tool result names are placed by time, inside the turn running then; so
+    # is a second transcript under an id already taken (two files of one name).
+    unlinked = sorted(
+        (t for t in subs if t.entries and (t.agent_id not in linked or by_id[t.agent_id] is not t)),
+        key=_start,
+    )
     events = Events()
     first_request = requests[0]
     emit = _Emitter(
