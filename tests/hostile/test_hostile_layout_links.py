@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "app"))
 
-from app_helpers import new_app  # noqa: E402
+from app_helpers import opened_page  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 COMPARE = "pages/2_Compare_layouts.py"
@@ -21,15 +21,7 @@ LINK = re.compile(r"text:[0-9a-f]{16}-[0-9a-f]{16}")
 
 def _page(**query: str) -> AppTest:
     """A new browser session opening Compare at ``query``."""
-    at = new_app()
-    at.run()
-    at.switch_page(COMPARE)
-    at.query_params.clear()
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.session_state["_qp_sel_applied"] = None
-    at.run()
-    return at
+    return opened_page(COMPARE, **query)
 
 
 def _head(at: AppTest) -> str:
