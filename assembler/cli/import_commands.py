@@ -30,7 +30,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not source.is_file():
         raise UsageError(f"{source}: no such file")
     subagents = Path(args.subagents) if args.subagents else None
-    output_target(args.output, "-o", [source])  # a bad target refused before the work
+    inputs = _inputs(args.format, source, subagents)
+    output_target(args.output, "-o", inputs)  # a bad target refused before the work
     try:
         imported = import_session(args.format, source, subagents=subagents)
     except ImporterError as exc:
@@ -42,7 +43,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{source}: the imported session would be about {size:,} bytes, over the "
             f"{MAX_BYTES:,}-byte limit of session files; import a shorter transcript"
         )
-    with replacing(args.output, "-o", [source]) as written:
+    with replacing(args.output, "-o", inputs) as written:
         write_session(imported.data, written)
         try:
             session = load_session(written)  # what we wrote must be a session we can read
@@ -58,6 +59,19 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"wrote {args.output}: {steps} LLM calls from {source} ({args.format}, session {session.id})"
     )
     return 0
+
+
+def _inputs(fmt: str, source: Path, subagents: Path | None) -> list[Path]:
+    """What the import reads: the file, and for a Claude Code transcript its subagent and
+    compaction files (an output over one of them would destroy it)."""
+    if fmt != "claude-code":
+        return [source]
+    from assembler.sessions.importers.claude_code import compaction_files, subagent_files
+
+    try:
+        return [source, *subagent_files(source, subagents), *compaction_files(source, subagents)]
+    except ImporterError:  # a bad --subagents: the import itself says so
+        return [source]
 
 
 def _encoded_size(data: dict[str, Any]) -> int:

@@ -231,3 +231,13 @@ def test_a_failed_batch_leaves_no_spans_folder_and_no_file(
     with pytest.raises(RuntimeError):
         fleet.run_fleet([str(ws / "sessions" / "s.json")], Options(), otlp=str(out))
     assert snapshot(ws) == before
+
+
+def test_a_subagent_transcript_the_import_reads_is_an_input_too(tmp_path: Path) -> None:
+    shutil.copytree(CLAUDE.parent, tmp_path / "cc")
+    agent = tmp_path / "cc" / "subagents" / "agent-a1b2c3.jsonl"
+    before = snapshot(tmp_path / "cc")
+    argv = ["import", "claude-code", str(tmp_path / "cc" / "session.jsonl"), "-o", str(agent)]
+    run = run_cli(argv, tmp_path / "p", timeout=TIMEOUT)
+    assert run.code == 2 and f"{agent}: -o: this is the input" in run.stderr, run.stderr
+    assert snapshot(tmp_path / "cc") == before
