@@ -25,7 +25,7 @@ from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.output_files import output_target, write_text
-from assembler.safe_text import csv_row
+from assembler.safe_text import csv_row, printable
 from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
@@ -41,7 +41,8 @@ _TEXT_COLUMNS = {"", "label", "function", "miss"}
 
 
 def table_lines(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
-    """Numbers right-aligned, text left-aligned."""
+    """Numbers right-aligned, text left-aligned; widths of the text as printed (escaped)."""
+    rows = [{c: printable(str(r[c])) for c in columns} for r in rows]
     widths = {c: max([len(c), *(len(str(r[c])) for r in rows)]) for c in columns}
 
     def cell(c: str, v: Any) -> str:

@@ -18,6 +18,7 @@ from assembler.design.layers import Layer
 from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.output_files import output_target, replacing
+from assembler.safe_text import printable
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import MAX_BYTES
 from assembler.sessions.replay import replay
@@ -26,6 +27,7 @@ EXIT_BAD_INPUT = 2
 
 
 def _print_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> None:
+    rows = [{c: printable(str(r[c])) for c in columns} for r in rows]  # widths as printed
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) if rows else len(c) for c in columns}
     print("  ".join(c.ljust(widths[c]) for c in columns).rstrip())
     for r in rows:

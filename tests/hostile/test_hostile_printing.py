@@ -123,3 +123,9 @@ def test_printable_escapes_each_kind_of_control() -> None:
         "a\\u001b[31mb\\u0007\\u009b\\u202e\\u2066c\\u000d\nd\te"
     )
     assert printable("plain — ü 漢字") == "plain — ü 漢字"
+
+
+def test_tables_align_on_the_text_as_printed(hostile_session: Path) -> None:
+    run = run_cli(["steps", str(hostile_session)], hostile_session.parent / "p")
+    header, first = run.stdout.splitlines()[:2]
+    assert header.index("timestamp") == first.index(T[:10])  # the escapes widen the columns
