@@ -183,9 +183,8 @@ def test_parquet_tables_are_written_all_three_or_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.layouts import builtin_layout
-    from assembler.analysis.parquet_tables import write_session_tables
+    from assembler.analysis.engine import analyze, builtin_layout
+    from assembler.analysis.reports import write_session_tables
     from assembler.sessions.loader import parse_session
 
     session = parse_session(session_json_two_calls(), "s.json")
@@ -219,8 +218,8 @@ def test_parquet_to_a_filesystem_that_keeps_nothing_is_an_error(ws: Path) -> Non
 def test_a_failed_batch_leaves_no_spans_folder_and_no_file(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assembler.analysis import fleet
-    from assembler.analysis.batch import Options
+    import assembler.analysis.fleet.run as fleet
+    from assembler.analysis.fleet import Options
 
     def dies(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the pool died")

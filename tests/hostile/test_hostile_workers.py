@@ -13,8 +13,8 @@ import pytest
 from build import session_json
 from runner import run_cli
 
-from assembler.analysis import batch
-from assembler.analysis.batch import MAX_WORKERS, WORKERS_PER_CORE, analyze_batch
+import assembler.analysis.fleet.batch as batch
+from assembler.analysis.fleet import MAX_WORKERS, WORKERS_PER_CORE, analyze_batch
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import zipfile
 
 from build import CLAUDE
 
-from assembler.analysis.uploads import read_upload
+from assembler.analysis.app import read_upload
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Enter, LLMCall
 
