@@ -20,6 +20,7 @@ from playwright.sync_api import expect
 
 from assembler.sessions.generator import generate_session, write_session
 from scripts.app_server import running_app
+from tests.browser.test_browser import upload_session
 
 pytestmark = pytest.mark.browser
 
@@ -48,18 +49,6 @@ def pathological(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return path.read_bytes()
 
 
-def _upload(tab: Any, raw: bytes) -> None:
-    combo = tab.locator(".st-key-w_sel_session input")
-    combo.wait_for(timeout=30_000)
-    combo.click()
-    tab.get_by_role("option", name="Upload a file…").click()
-    chooser = tab.locator(".st-key-upload_session input[type=file]")
-    chooser.wait_for(state="attached", timeout=30_000)
-    chooser.set_input_files(
-        files=[{"name": "long.jsonl", "mimeType": "application/x-ndjson", "buffer": raw}]
-    )
-
-
 def _stops(log: Path, seen: int, timeout: float) -> list[tuple[str, float, str]]:
     """The stop lines the server logged after the first ``seen``, waiting for one."""
     deadline = time.monotonic() + timeout
@@ -84,7 +73,7 @@ def test_the_work_stops_at_the_budget_with_one_line(
     base, log = budget_server
     seen = _count(log)
     tab.goto(f"{base}/{page}")
-    _upload(tab, pathological)
+    upload_session(tab, "long.jsonl", pathological)
     expect(tab.get_by_text(working).first).to_be_visible(timeout=60_000)
     message = tab.get_by_text(re.compile(rf"stopped after {BUDGET:g} s, the app's limit"))
     expect(message.first).to_be_visible(timeout=(BUDGET + 30) * 1000)
@@ -102,7 +91,7 @@ def test_the_work_stops_when_the_browser_session_ends(
     context = chromium.new_context(viewport={"width": 1440, "height": 1000})
     tab = context.new_page()
     tab.goto(f"{base}/Compare_layouts")
-    _upload(tab, pathological)
+    upload_session(tab, "long.jsonl", pathological)
     expect(tab.get_by_text("Analysing both layouts…").first).to_be_visible(timeout=60_000)
     context.close()  # the browser session ends with its tab
     stops = _stops(log, seen, timeout=BUDGET + 10)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.test_browser import upload_session
 from tests.hostile.build import T, header
 
 pytestmark = pytest.mark.browser
@@ -32,15 +33,7 @@ def _session() -> bytes:
 
 def test_the_savings_csv_keeps_formulas_as_text(server: str, tab: Any) -> None:
     tab.goto(f"{server}/Savings")
-    combo = tab.locator(".st-key-w_sel_session input")
-    combo.wait_for(timeout=30_000)
-    combo.click()
-    tab.get_by_role("option", name="Upload a file…").click()
-    chooser = tab.locator(".st-key-upload_session input[type=file]")
-    chooser.wait_for(state="attached", timeout=30_000)
-    chooser.set_input_files(
-        files=[{"name": "f.json", "mimeType": "application/json", "buffer": _session()}]
-    )
+    upload_session(tab, "f.json", _session())
     button = tab.get_by_role("button", name="Per-step table (CSV)")
     expect(button).to_be_visible(timeout=60_000)
     with tab.expect_download() as download:
