@@ -30,7 +30,7 @@ def read_capped(path: str | Path, limit: int) -> bytes:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ReadRefused(f"not a regular file ({_kind(info.st_mode)}); expected a file")
+            raise ReadRefused(f"not a regular file ({file_kind(info.st_mode)}); expected a file")
         if info.st_size > limit:
             raise ReadRefused(f"the file is {info.st_size:,} bytes; the limit is {limit:,}")
         chunks: list[bytes] = []
@@ -50,7 +50,8 @@ def read_capped(path: str | Path, limit: int) -> bytes:
         os.close(fd)
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, as a message names it ("a pipe", "a device"…)."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from assembler.analysis.reports import analysis_json, analysis_rows
+from assembler.safe_text import csv_cell
 from ui import billing, page, step
 from ui.html import md
 from ui.sidebar import sidebar
@@ -121,7 +122,7 @@ def body() -> None:
     d1, d2, _ = st.columns([1, 1, 3])
     d1.download_button(
         "Per-step table (CSV)",
-        lambda: frame.to_csv(index=False).encode("utf-8"),
+        lambda: frame.map(csv_cell).to_csv(index=False).encode("utf-8"),  # no cell a formula
         file_name=f"{stem}.csv",
         mime="text/csv",
         icon=":material/download:",

@@ -45,11 +45,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_app(log: IO[bytes] | None = None, timeout: float = 30) -> Iterator[str]:
+def running_app(
+    log: IO[bytes] | None = None, timeout: float = 30, env: dict[str, str] | None = None
+) -> Iterator[str]:
     """The app served on a free port for the duration; yields its base URL.
 
-    The server's output goes to ``log`` (discarded without one); it is stopped
-    on the way out, killed if it does not stop.
+    The server's output goes to ``log`` (discarded without one); ``env`` is added to
+    its environment. It is stopped on the way out, killed if it does not stop.
     """
     port = free_port()
     proc = subprocess.Popen(
@@ -68,7 +70,7 @@ def running_app(log: IO[bytes] | None = None, timeout: float = 30) -> Iterator[s
         cwd=ROOT,
         stdout=log if log is not None else subprocess.DEVNULL,
         stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
     )
     base = f"http://127.0.0.1:{port}"
     try:

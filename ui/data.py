@@ -34,6 +34,7 @@ from assembler.analysis.engine import (
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Session
+from ui.work_budget import ANALYSIS_SECONDS, AnalysisTooLong, bounded
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
@@ -292,16 +293,11 @@ def provider_models() -> dict[str, tuple[str, ...]]:
 
 
 Progress = Callable[[int, int], None]
+#: Where work the app stops at its budget runs without one.
+CLI_HINT = "run it with the command line (python -m assembler), which has no time limit"
 AnalysisKey = tuple[str, str, str | None, str | None, str | None]
 MAX_ANALYSES = 12
 MAX_COMPARISONS = 8
-#: The longest one analysis may hold a server thread: past it the user gets a message
-#: and every other user's steps keep their speed.
-ANALYSIS_SECONDS = 60.0
-
-
-class AnalysisTooLong(UsageError):
-    """An analysis stopped at its time budget."""
 
 
 @st.cache_resource(show_spinner=False)
@@ -395,7 +391,7 @@ def comparison(
     hit = store.get(key, owner)
     if hit is not None:
         return hit
-    with st.spinner("Analysing both layouts…"):
+    with st.spinner("Analysing both layouts…"), bounded("the comparison", CLI_HINT):
         result = compare(session, base.layout, head.layout, provider=provider, model=model, ttl=ttl)
     store.put(key, result, 2 * file_bytes(session_key), owner)
     return result

@@ -18,6 +18,7 @@ from assembler.analysis.engine import BUILTIN_LAYOUTS, Layout
 from assembler.sessions.model import Session
 from ui import data, layout_store
 from ui.sidebar import SCROLL_TOP
+from ui.work_budget import bounded
 
 #: Read by ``ui.sidebar`` on the next page: open it at its top, not at this page's offset.
 #: The file name the recommended layout carries once handed to another page.
@@ -33,7 +34,7 @@ def _lint(session_key: str, layout_key: str, _session: Session, _layout: Layout)
 
 
 def lint_report(session_key: str, session: Session, layout: data.LayoutChoice) -> LintReport:
-    with st.spinner("Perturbing every component…"):
+    with st.spinner("Perturbing every component…"), bounded("the lint", data.CLI_HINT):
         return _lint(session_key, layout.key, session, layout.layout)
 
 
@@ -56,7 +57,10 @@ def recommendation(
     provider: str | None,
     model: str | None,
 ) -> Recommendation:
-    with st.spinner("Searching the layouts the design allows…"):
+    with (
+        st.spinner("Searching the layouts the design allows…"),
+        bounded("the search for the cheapest layout", data.CLI_HINT),
+    ):
         return _recommend(session_key, layout.key, provider, model, session, layout.layout)
 
 

@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 from assembler.analysis.engine import TTLS, Layout, load_layout
 from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
+from assembler.limits import one_line
+from assembler.output_files import output_target, write_text
+from assembler.safe_text import csv_row, printable
 from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
@@ -38,7 +41,8 @@ _TEXT_COLUMNS = {"", "label", "function", "miss"}
 
 
 def table_lines(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
-    """Numbers right-aligned, text left-aligned."""
+    """Numbers right-aligned, text left-aligned; widths of the text as printed (escaped)."""
+    rows = [{c: printable(str(r[c])) for c in columns} for r in rows]
     widths = {c: max([len(c), *(len(str(r[c])) for r in rows)]) for c in columns}
 
     def cell(c: str, v: Any) -> str:
@@ -153,27 +157,37 @@ def _fleet_wanted(args: argparse.Namespace) -> bool:
     return bool(args.engine == "ray" or "://" in args.session)
 
 
+def _check_outputs(args: argparse.Namespace, inputs: list[str]) -> None:
+    """``--otlp`` and a local ``--parquet`` refused before any work when they cannot be
+    written (a device, a FIFO, an input, a missing folder)."""
+    if args.otlp:
+        output_target(args.otlp, "--otlp", inputs)
+    if args.parquet and "://" not in args.parquet:
+        output_target(args.parquet, "--parquet", inputs, folder=True)
+
+
 def _write_outputs(args: argparse.Namespace, a: SessionAnalysis, session: Session) -> None:
     """``--parquet`` / ``--otlp`` for one session (the per-step table is printed as usual)."""
     if args.parquet:
         _need("pyarrow", "--parquet")
-        from assembler.analysis.reports import write_session_tables
+        from assembler.analysis.reports import check_written, write_session_tables
 
         with _writing(args.parquet, "--parquet"):
             write_session_tables(a, session, args.session, args.parquet)
+        check_written(args.parquet)
     if args.otlp:
         from assembler.analysis.reports import otlp_line
 
-        with _writing(args.otlp, "--otlp"):
-            Path(args.otlp).write_text(otlp_line(a, args.session), encoding="utf-8")
+        write_text(args.otlp, otlp_line(a, args.session), "--otlp", [args.session])
 
 
 @contextmanager
 def _writing(target: str, flag: str) -> Iterator[None]:
     try:
         yield
-    except OSError as exc:
-        raise UsageError(f"{target}: {flag}: cannot write: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:
+        message = one_line(str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc))
+        raise UsageError(f"{target}: {flag}: cannot write: {message}") from None
 
 
 def _need(module: str, flag: str) -> None:
@@ -219,6 +233,8 @@ def cmd_analyze_batch(args: argparse.Namespace) -> int:
     load_layout(args.layout)  # a bad layout is one error, not one per session
     check_provider_model(args.session, args.provider, args.model)
     if _fleet_wanted(args) or args.parquet or args.otlp:
+        if "://" not in args.session:
+            _check_outputs(args, [str(p) for p in session_files(args.session)])
         report = _run_fleet(args, options)
     else:
         report = analyze_batch(session_files(args.session), options, workers=args.workers)
@@ -232,16 +248,21 @@ def cmd_analyze_batch(args: argparse.Namespace) -> int:
 def cmd_analyze(args: argparse.Namespace) -> int:
     if args.json and args.csv:
         raise UsageError("--json and --csv cannot be combined")
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(
-            f"{args.session}: --workers: expected an integer ≥ 1, found {args.workers}"
-        )
+    if args.workers is not None:
+        from assembler.analysis.fleet import MAX_WORKERS
+
+        if not 1 <= args.workers <= MAX_WORKERS:
+            raise UsageError(
+                f"{args.session}: --workers: expected an integer from 1 to {MAX_WORKERS:,},"
+                f" found {args.workers}"
+            )
     if args.address and args.engine != "ray":  # else one session would ignore it
         raise UsageError("--address applies to --engine ray")
     if is_batch_target(args.session) or _fleet_wanted(args):
         return cmd_analyze_batch(args)
     layout = load_layout(args.layout)
     check_provider_model(args.session, args.provider, args.model)
+    _check_outputs(args, [args.session])
     # One analysis, then exit: what the run makes lives until then or is freed by
     # reference counting (the session and its analysis hold no cycles), so the
     # collector stays off while it runs. Switched on after analyze(), its first
@@ -279,7 +300,7 @@ def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
 
         writer = csv.DictWriter(sys.stdout, fieldnames=list(ROW_COLUMNS), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(analysis_rows(a))
+        writer.writerows(map(csv_row, analysis_rows(a)))  # text cells run as no formula
     else:
         print(human_analysis(a, recorded))
 
@@ -299,7 +320,8 @@ def register(sub: Any) -> None:
         "--workers",
         type=int,
         metavar="N",
-        help="processes for a folder or glob (default: every core)",
+        help="processes for a folder or glob (default: every core; at most one per file"
+        " and two per core)",
     )
     fleet = p.add_argument_group("fleet (docs/fleet.md; the Ray engine and Parquet need .[fleet])")
     fleet.add_argument("--engine", choices=["local", "ray"], default="local")

@@ -26,6 +26,7 @@ from assembler.cli.analysis_commands import (
 )
 from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
+from assembler.output_files import output_target
 from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
@@ -91,10 +92,7 @@ def _write_junit(args: argparse.Namespace, results: list[CaseResult]) -> None:
         from assembler.analysis.reports import junit_xml, write_junit
 
         xml = junit_xml(results, args.max_hit_ratio_drop, args.max_cost_increase)
-        try:
-            write_junit(Path(args.junit), xml)
-        except OSError as exc:
-            raise UsageError(f"--junit {args.junit}: cannot write: {exc}") from None
+        write_junit(Path(args.junit), xml, [r.path for r in results])
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -107,6 +105,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not math.isfinite(value) or value < 0:  # NaN compares false: it would pass every gate
             raise UsageError(f"{args.session}: {flag}: expected a finite number ≥ 0, found {value}")
     check_provider_model(args.session, args.provider, args.model)
+    if args.junit:  # a bad target refused before the work
+        output_target(args.junit, "--junit", [args.session, args.base, args.head], parents=True)
     if is_batch_target(args.session):
         return cmd_compare_many(args)
     start = time.perf_counter()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assembler.errors import UsageError
+from assembler.output_files import output_target, replacing
 from assembler.sessions.importers import FORMATS, ImporterError
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import MAX_BYTES, SessionError
@@ -26,10 +27,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     from assembler.sessions.generator import write_session
 
     source = Path(args.file)
-    output = Path(args.output)
     if not source.is_file():
         raise UsageError(f"{source}: no such file")
     subagents = Path(args.subagents) if args.subagents else None
+    inputs = _inputs(args.format, source, subagents)
+    output_target(args.output, "-o", inputs)  # a bad target refused before the work
     try:
         imported = import_session(args.format, source, subagents=subagents)
     except ImporterError as exc:
@@ -41,20 +43,35 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{source}: the imported session would be about {size:,} bytes, over the "
             f"{MAX_BYTES:,}-byte limit of session files; import a shorter transcript"
         )
-    try:
-        write_session(imported.data, output)
-    except OSError as exc:
-        raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
-    try:
-        session = load_session(output)  # what we wrote must be a session we can read
-    except SessionError as exc:
-        output.unlink(missing_ok=True)  # never leave a file the tool cannot read back
-        raise UsageError(f"internal error: the imported session does not load: {exc}") from None
+    with replacing(args.output, "-o", inputs) as written:
+        write_session(imported.data, written)
+        try:
+            session = load_session(written)  # what we wrote must be a session we can read
+        except SessionError as exc:
+            message = str(exc).replace(str(written), args.output)
+            raise UsageError(
+                f"internal error: the imported session does not load: {message}"
+            ) from None
     for warning in imported.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     steps = sum(1 for e in imported.data["events"] if e["type"] == "llm")
-    print(f"wrote {output}: {steps} LLM calls from {source} ({args.format}, session {session.id})")
+    print(
+        f"wrote {args.output}: {steps} LLM calls from {source} ({args.format}, session {session.id})"
+    )
     return 0
+
+
+def _inputs(fmt: str, source: Path, subagents: Path | None) -> list[Path]:
+    """What the import reads: the file, and for a Claude Code transcript its subagent and
+    compaction files (an output over one of them would destroy it)."""
+    if fmt != "claude-code":
+        return [source]
+    from assembler.sessions.importers.claude_code import compaction_files, subagent_files
+
+    try:
+        return [source, *subagent_files(source, subagents), *compaction_files(source, subagents)]
+    except ImporterError:  # a bad --subagents: the import itself says so
+        return [source]
 
 
 def _encoded_size(data: dict[str, Any]) -> int:

@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from assembler.analysis.engine import SessionAssembler, load_layout, request_json
@@ -16,6 +15,8 @@ from assembler.design.context import format_time
 from assembler.design.layers import Layer
 from assembler.errors import UsageError
 from assembler.limits import one_line
+from assembler.output_files import output_target, replacing
+from assembler.safe_text import printable
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import MAX_BYTES
 from assembler.sessions.replay import replay
@@ -24,6 +25,7 @@ EXIT_BAD_INPUT = 2
 
 
 def _print_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> None:
+    rows = [{c: printable(str(r[c])) for c in columns} for r in rows]  # widths as printed
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) if rows else len(c) for c in columns}
     print("  ".join(c.ljust(widths[c]) for c in columns).rstrip())
     for r in rows:
@@ -136,10 +138,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
             f"--steps: expected 1 to {MAX_GENERATED_STEPS:,} (a longer session is over the "
             f"{MAX_BYTES:,}-byte limit of session files), found {args.steps}"
         )
+    output_target(args.output, "-o")  # a bad target refused before the work
     data = generate_session(args.steps, args.seed)
-    try:
-        write_session(data, Path(args.output))
-    except OSError as exc:
-        raise UsageError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
+    with replacing(args.output, "-o") as written:
+        write_session(data, written)
     print(f"wrote {args.output}: {args.steps} LLM calls (seed {args.seed})")
     return 0

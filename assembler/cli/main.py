@@ -29,6 +29,7 @@ from assembler.cli.inspect_commands import (
 from assembler.design.wire import WireError
 from assembler.errors import UsageError
 from assembler.limits import one_line
+from assembler.safe_text import printable_output
 from assembler.sessions.model import SessionError
 
 MESSAGE_CHARS = 600  # an error is one line a person reads; user values in it are cut
@@ -96,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    with printable_output():  # recorded text never drives the terminal
+        return _run(argv)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -16,6 +16,7 @@ from assembler.analysis.engine import load_layout
 from assembler.cli.analysis_commands import is_batch_target
 from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
+from assembler.output_files import output_target, write_text
 from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
@@ -71,15 +72,15 @@ def cmd_recommend(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
     else:
         paths = [Path(args.session)]
+    inputs = [*paths, args.layout]  # a layout file is an input too
+    if args.output:
+        output_target(args.output, "-o", inputs)  # a bad target refused before the search
     sessions = [load_session(str(p)) for p in paths]
     layout = load_layout(args.layout)
     with provider_errors(args.session, args.provider, args.model):
         r = recommend(sessions, layout, provider=args.provider, model=args.model)
     if args.output:
-        try:
-            Path(args.output).write_text(layout_text(r.recommended), "utf-8")
-        except OSError as exc:
-            raise UsageError(f"{args.output}: cannot write the layout: {exc.strerror}") from None
+        write_text(args.output, layout_text(r.recommended), "-o", inputs)
     if args.json:
         print(
             json.dumps(

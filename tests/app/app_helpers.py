@@ -29,6 +29,19 @@ def new_app(**query: str) -> AppTest:
     return at
 
 
+def opened_page(path: str, **query: str) -> AppTest:
+    """A fresh load of a sub-page with ``query`` in its URL (a reload or a shared link)."""
+    at = new_app()
+    at.run()
+    at.switch_page(path)
+    at.query_params.clear()
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.session_state["_qp_sel_applied"] = None  # a new browser session has applied nothing
+    at.run()
+    return at
+
+
 def hostile_session_bytes() -> bytes:
     """research_agent.yaml with script and onerror payloads in inputs and outputs."""
     text = (ROOT / "sample_sessions" / "research_agent.yaml").read_text("utf-8")

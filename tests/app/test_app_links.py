@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl
 
-from app_helpers import new_app
+from app_helpers import new_app, opened_page
 from streamlit.testing.v1 import AppTest
 
 EDIT = "Edit in the page…"
@@ -13,19 +13,6 @@ EDIT = "Edit in the page…"
 
 def _ok(at: AppTest) -> None:
     assert not at.exception and not at.error, [e.value for e in at.error]
-
-
-def _page(path: str, **query: str) -> AppTest:
-    """A fresh load of a sub-page with ``query`` in its URL (a reload or a shared link)."""
-    at = new_app()
-    at.run()
-    at.switch_page(path)
-    at.query_params.clear()
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.session_state["_qp_sel_applied"] = None  # a new browser session has applied nothing
-    at.run()
-    return at
 
 
 def _links(at: AppTest) -> dict[str, dict[str, str]]:
@@ -42,7 +29,7 @@ def _warnings(at: AppTest) -> str:
 
 
 def test_every_learn_link_names_the_session_and_step_it_is_about() -> None:
-    at = _page("pages/5_Learn.py")
+    at = opened_page("pages/5_Learn.py")
     _ok(at)
     links = _links(at)
     to_steps = {label: q for label, q in links.items() if "step" in q}
@@ -146,7 +133,7 @@ def test_recommend_and_learn_keep_the_choice_in_the_url() -> None:
         q = _query(at)
         assert q["session"] == "coding_agent_midnight" and q["provider"] == "google", (path, q)
     # a reload of Learn's URL, then the step view: the same choice
-    again = _page("pages/5_Learn.py", **_query(at))
+    again = opened_page("pages/5_Learn.py", **_query(at))
     again.switch_page("app.py")
     again.run()
     _ok(again)
@@ -163,7 +150,7 @@ def test_a_rejected_upload_drops_the_session_from_the_url() -> None:
 
 
 def test_compare_keeps_an_edited_head_layout_in_the_url() -> None:
-    at = _page("pages/2_Compare_layouts.py", session="coding_agent_midnight")
+    at = opened_page("pages/2_Compare_layouts.py", session="coding_agent_midnight")
     at.selectbox(key="head_choice").select(EDIT).run()
     at.text_area(key="head_text_seed").input(
         "name: mine\ncomponents:\n  current_date: {layer: L0, order: 11}\n"
@@ -173,16 +160,16 @@ def test_compare_keeps_an_edited_head_layout_in_the_url() -> None:
     assert q["head"].startswith("text:"), q
     label = next(p.proto.label for p in at.get("page_link") if "head layout" in p.proto.label)
     assert label.endswith("under the head layout (mine, edited here)"), label
-    again = _page("pages/2_Compare_layouts.py", **q)
+    again = opened_page("pages/2_Compare_layouts.py", **q)
     _ok(again)
     assert again.selectbox(key="head_choice").value == EDIT
     assert "current_date" in again.text_area(key="head_text_seed").value
-    bad = _page("pages/2_Compare_layouts.py", head="nosuch")
+    bad = opened_page("pages/2_Compare_layouts.py", head="nosuch")
     assert "head=nosuch" in _warnings(bad) and "showing situation-first" in _warnings(bad)
 
 
 def test_open_in_compare_from_recommend_keeps_the_head_in_the_url() -> None:
-    at = _page("pages/6_Recommend.py", session="coding_agent_midnight")
+    at = opened_page("pages/6_Recommend.py", session="coding_agent_midnight")
     _ok(at)
     at.button(key="rec_compare").click().run()
     _ok(at)

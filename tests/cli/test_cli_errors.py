@@ -104,7 +104,14 @@ def test_rules_refuses_a_model_nobody_prices(capsys: pytest.CaptureFixture[str])
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (("analyze", S, "--workers", "0"), f"{S}: --workers: expected an integer ≥ 1, found 0"),
+        (
+            ("analyze", S, "--workers", "0"),
+            f"{S}: --workers: expected an integer from 1 to 1,024, found 0",
+        ),
+        (
+            ("analyze", S, "--workers", "100000"),
+            f"{S}: --workers: expected an integer from 1 to 1,024, found 100000",
+        ),
         (("analyze", S, "--address", "x"), "--address applies to --engine ray"),
         (
             ("recommend", S, "--sessions-per-month", "-1"),
@@ -126,7 +133,8 @@ def test_otlp_write_error_names_the_file_and_flag(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     assert error(capsys, "analyze", S, "--otlp", str(tmp_path)) == (
-        f"{tmp_path}: --otlp: cannot write: Is a directory"
+        f"{tmp_path}: --otlp: expected a regular file or a new path, found a folder;"
+        " nothing written"
     )
 
 

@@ -239,11 +239,15 @@ CASES: tuple[Case, ...] = (
         ("generate", "--steps", "2", "-o", "{tmp}/no/such/g.yaml"),
         ("cannot write",),
     ),
-    Case("generate-folder", ("generate", "--steps", "2", "-o", "{tmp}"), ("cannot write",)),
+    Case(
+        "generate-folder",
+        ("generate", "--steps", "2", "-o", "{tmp}"),
+        ("expected a regular file or a new path, found a folder",),
+    ),
     Case(
         "generate-full-device",
-        ("generate", "--steps", "2", "-o", "/dev/full"),
-        ("cannot write",),
+        ("generate", "--steps", "2", "-o", "/dev/full"),  # refused by its kind, never opened
+        ("expected a regular file or a new path, found a device",),
         names_file=False,
     ),
     # 11 internal errors

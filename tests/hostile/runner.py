@@ -51,13 +51,19 @@ def _limit() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_CEILING, ADDRESS_CEILING))
 
 
-def run_cli(args: list[str], peak_file: Path, timeout: float = SECONDS * 3) -> Run:
-    """Exit code, output, wall time and peak memory (``-1`` if the child died first)."""
+def run_cli(
+    args: list[str],
+    peak_file: Path,
+    timeout: float = SECONDS * 3,
+    prefix: tuple[str, ...] = (),
+) -> Run:
+    """Exit code, output, wall time and peak memory (``-1`` if the child died first);
+    ``prefix``: a command the child runs under (``setpriv …``)."""
     peak_file.unlink(missing_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOSTILE_PEAK_FILE": str(peak_file)}
     start = time.monotonic()
     child = subprocess.Popen(
-        [sys.executable, "-c", DRIVER, *args],
+        [*prefix, sys.executable, "-c", DRIVER, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,

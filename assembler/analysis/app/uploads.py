@@ -9,6 +9,7 @@ name, by the keys each tool writes on every line (docs/importers.md).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -197,6 +198,26 @@ def _is_subagent(name: str) -> bool:
     return PurePosixPath(name).name.startswith("agent-")
 
 
+def _apart(subs: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """Subagent files by the base name the importer reads: two of one name (from two
+    folders of a zip) kept apart, the second as ``agent-x-2.jsonl``; the same bytes twice
+    kept once."""
+    kept: dict[str, bytes] = {}
+    seen: set[str] = set()
+    for name, raw in subs:
+        fingerprint = hashlib.sha256(raw).hexdigest()
+        if fingerprint in seen:
+            continue
+        seen.add(fingerprint)
+        base = PurePosixPath(name)
+        unique, n = base.name, 1
+        while unique in kept:
+            n += 1
+            unique = f"{base.stem}-{n}{base.suffix}"
+        kept[unique] = raw
+    return list(kept.items())
+
+
 def _summary(kind: str, data: dict[str, Any], subagent_files: int) -> str:
     events = data["events"]
     requests = sum(1 for e in events if e.get("type") == "llm")
@@ -259,10 +280,11 @@ def read_upload(files: list[tuple[str, bytes]]) -> Upload:
         path.write_bytes(raw)
         folder: Path | None = None
         if subs:
+            subs = _apart(subs)
             folder = root / "subagents"
             folder.mkdir()
             for sub_name, sub_raw in subs:
-                (folder / PurePosixPath(sub_name).name).write_bytes(sub_raw)
+                (folder / sub_name).write_bytes(sub_raw)
         try:
             imported = import_session(kind, path, subagents=folder)
         except ImporterError as exc:

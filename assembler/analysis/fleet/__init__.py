@@ -11,12 +11,15 @@ from assembler.lazy import lazy_names
 
 if TYPE_CHECKING:  # the public names; each loads its module when first used
     from assembler.analysis.fleet.batch import (
+        MAX_WORKERS,
+        WORKERS_PER_CORE,
         BatchReport,
         Options,
         analyze_batch,
         batch_json,
         human_batch,
         is_batch_target,
+        pool_size,
         session_paths,
     )
     from assembler.analysis.fleet.fleet_ray import start
@@ -26,12 +29,15 @@ if TYPE_CHECKING:  # the public names; each loads its module when first used
 __getattr__ = lazy_names(__name__, __file__)
 
 __all__ = [
+    "MAX_WORKERS",
+    "WORKERS_PER_CORE",
     "BatchReport",
     "Options",
     "analyze_batch",
     "batch_json",
     "human_batch",
     "is_batch_target",
+    "pool_size",
     "run_fleet",
     "session_paths",
     "sources",

@@ -39,6 +39,11 @@ GLOB_CHARS = frozenset("*?[")
 MEMO_LIMIT = 50_000  # distinct lines kept in a worker's token memo between sessions (a few MB)
 HISTOGRAM_BINS = 10
 HISTOGRAM_WIDTH = 40
+#: Processes a batch starts: never more than its files, nor than this many per core (a
+#: worker waits on nothing but its file, so more would only share the same cores).
+WORKERS_PER_CORE = 2
+#: The most ``workers`` may ask for; a larger number is a mistake, not a wish.
+MAX_WORKERS = 1024
 
 
 @dataclass(frozen=True)
@@ -273,6 +278,13 @@ def summary_of(path: str, a: SessionAnalysis, start: float) -> SessionSummary:
 # --- the batch ----------------------------------------------------------------------------
 
 
+def pool_size(workers: int | None, files: int) -> int:
+    """The processes for ``files`` sessions: ``workers`` (default: every core), at most
+    one per file and :data:`WORKERS_PER_CORE` per core."""
+    cores = os.cpu_count() or 1
+    return max(1, min(workers or cores, files, cores * WORKERS_PER_CORE))
+
+
 def analyze_batch(
     paths: Iterable[Path | str],
     options: Options | None = None,
@@ -280,15 +292,15 @@ def analyze_batch(
     workers: int | None = None,
     task: Task | None = None,
 ) -> BatchReport:
-    """Analyse every session in ``paths`` on ``workers`` processes (default: all cores).
+    """Analyse every session in ``paths`` on :func:`pool_size` processes.
 
     ``task`` replaces :func:`summarise` as each worker's job (a picklable callable with
     the same signature; the fleet outputs use it to write Parquet and spans)."""
     options = options or Options()
     names = [str(p) for p in paths]
-    n = workers or os.cpu_count() or 1
-    if n < 1:
-        raise ValueError("workers must be at least 1")
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"workers: expected 1 to {MAX_WORKERS:,}, found {workers}")
+    n = pool_size(workers, len(names))
     start = time.perf_counter()
     results: list[SessionSummary | Failure] = []
     with ProcessPoolExecutor(max_workers=n) as pool:

@@ -72,9 +72,8 @@ def task_for(outputs: Outputs) -> Task:
 
 
 def join_otlp(parts: str, sources: Iterable[str], target: str) -> int:
-    """Join the tasks' span files into ``target`` in input order, one line per session,
-    removing the staging folder; returns the number of sessions written."""
-    import shutil
+    """Join the tasks' span files into ``target`` in input order, one line per session;
+    returns the number of sessions written."""
     from pathlib import Path
 
     n = 0
@@ -84,5 +83,4 @@ def join_otlp(parts: str, sources: Iterable[str], target: str) -> int:
             if part.is_file():  # a session that failed has no spans
                 out.write(part.read_text(encoding="utf-8"))
                 n += 1
-    shutil.rmtree(parts, ignore_errors=True)
     return n

@@ -7,11 +7,12 @@ session is analysed once, by one task that writes its own outputs.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
-from pathlib import Path
 
 from assembler.analysis.fleet.batch import BatchReport, Options, analyze_batch
 from assembler.analysis.fleet.fleet_task import Outputs, join_otlp, task_for
+from assembler.output_files import output_target, replacing
 
 ENGINES = ("local", "ray")
 
@@ -31,11 +32,9 @@ def run_fleet(
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, found {engine!r}")
     parts = None
-    if otlp is not None:
-        folder = Path(otlp).resolve().parent
-        if not folder.is_dir():
-            raise ValueError(f"--otlp {otlp}: no such folder {folder}")
-        parts = tempfile.mkdtemp(prefix=".spans-", dir=folder)  # beside the file the driver joins
+    if otlp is not None:  # staged beside the file the driver joins them into
+        target = output_target(otlp, "--otlp", sources)
+        parts = tempfile.mkdtemp(prefix=".spans-", dir=target.parent)
     outputs = Outputs(parquet=parquet, otlp_parts=parts)
     try:
         if engine == "ray":
@@ -44,7 +43,14 @@ def run_fleet(
             report = analyze_batch_ray(sources, options, outputs=outputs, address=address)
         else:
             report = analyze_batch(sources, options, workers=workers, task=task_for(outputs))
-    finally:
+        if parquet is not None and report.sessions:
+            from assembler.analysis.reports import check_written
+
+            check_written(parquet)
         if parts is not None and otlp is not None:
-            join_otlp(parts, sources, otlp)
+            with replacing(otlp, "--otlp", sources) as joined:
+                join_otlp(parts, sources, str(joined))
+    finally:  # a failed run leaves neither the staged spans nor a partial file
+        if parts is not None:
+            shutil.rmtree(parts, ignore_errors=True)
     return report

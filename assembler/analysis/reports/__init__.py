@@ -12,7 +12,7 @@ from assembler.lazy import lazy_names
 if TYPE_CHECKING:  # the public names; each loads its module when first used
     from assembler.analysis.reports.junit import CaseResult, junit_xml, write_junit
     from assembler.analysis.reports.otlp_spans import otlp_line
-    from assembler.analysis.reports.parquet_tables import write_session_tables
+    from assembler.analysis.reports.parquet_tables import check_written, write_session_tables
     from assembler.analysis.reports.report_json import (
         analysis_json,
         rules_lines,
@@ -28,6 +28,7 @@ __all__ = [
     "CaseResult",
     "analysis_json",
     "analysis_rows",
+    "check_written",
     "junit_xml",
     "otlp_line",
     "priced_as_lines",

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assembler.analysis.advice import Comparison
+from assembler.output_files import write_text
 
 SUITE = "context-cache-gate"
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -124,6 +125,6 @@ def junit_xml(
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(path: Path, xml: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(xml, "utf-8")
+def write_junit(path: Path, xml: str, inputs: Sequence[str] = ()) -> None:
+    """``xml`` at ``path`` (its missing folders made), never over one of ``inputs``."""
+    write_text(path, xml, "--junit", inputs, parents=True)

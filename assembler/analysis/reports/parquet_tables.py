@@ -10,11 +10,13 @@ first step), named after a hash of its source so that running again replaces it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from datetime import UTC
 from typing import Any
 
 from assembler.analysis.engine import SessionAnalysis
+from assembler.errors import UsageError
 from assembler.sessions.model import Session
 
 TABLES = ("sessions", "steps", "blocks")
@@ -210,19 +212,50 @@ def session_tables(a: SessionAnalysis, session: Session, source: str) -> dict[st
     return {name: pa.Table.from_pylist(rows[name], schema=schema(columns[name])) for name in TABLES}
 
 
-def write_session_tables(a: SessionAnalysis, session: Session, source: str, root: str) -> None:
-    """Write one session's rows of the three tables under ``root`` (a folder or a URI)."""
-    import pyarrow.parquet as pq
+def _filesystem(root: str) -> tuple[Any, str]:
     from pyarrow import fs
+
+    if "://" in root:
+        return fs.FileSystem.from_uri(root)  # type: ignore[no-any-return]
+    return fs.LocalFileSystem(), root
+
+
+def write_session_tables(a: SessionAnalysis, session: Session, source: str, root: str) -> None:
+    """Write one session's rows of the three tables under ``root`` (a folder or a URI):
+    all three or none. Each is written under a hidden name (readers of the dataset skip
+    names starting with a dot) and moved into place once all three are written."""
+    import pyarrow.parquet as pq
 
     tables = session_tables(a, session, source)
     first = min((s.timestamp for s in a.steps), default=None)
     day = first.astimezone(UTC).date().isoformat() if first else "unknown"
     name = hashlib.sha256(source.encode()).hexdigest()[:20] + ".parquet"
-    filesystem, base = (
-        fs.FileSystem.from_uri(root) if "://" in root else (fs.LocalFileSystem(), root)
-    )
-    for table in TABLES:
-        folder = f"{base.rstrip('/')}/{table}/date={day}"
-        filesystem.create_dir(folder, recursive=True)
-        pq.write_table(tables[table], f"{folder}/{name}", filesystem=filesystem)
+    filesystem, base = _filesystem(root)
+    folders = {table: f"{base.rstrip('/')}/{table}/date={day}" for table in TABLES}
+    staged: list[str] = []
+    try:
+        for table in TABLES:
+            filesystem.create_dir(folders[table], recursive=True)
+            staged.append(f"{folders[table]}/.{name}.part")
+            pq.write_table(tables[table], staged[-1], filesystem=filesystem)
+        for table, part in zip(TABLES, staged, strict=True):
+            filesystem.move(part, f"{folders[table]}/{name}")
+    except BaseException:
+        for part in staged:
+            with contextlib.suppress(OSError):
+                filesystem.delete_file(part)
+        raise
+
+
+def check_written(root: str) -> None:
+    """A :class:`UsageError` when ``root`` holds no sessions table after a write: a
+    filesystem that keeps nothing (``mock://``) must not pass for one that wrote."""
+    from pyarrow import fs
+
+    filesystem, base = _filesystem(root)
+    info = filesystem.get_file_info(f"{base.rstrip('/')}/sessions")
+    if info.type != fs.FileType.Directory:
+        raise UsageError(
+            f"{root}: --parquet: nothing is there after writing (a filesystem that keeps"
+            " nothing?); expected a folder or the URI of a lasting filesystem"
+        )

@@ -206,10 +206,11 @@ def _tool_name(name: str) -> str:
 def _emit(main: Transcript, subs: list[Transcript]) -> Events:
     """The call tree: the root, one call per user turn, subagents inside their turn."""
     requests = main.requests
-    by_id = {t.agent_id: t for t in subs if t.agent_id}
+    by_id = {t.agent_id: t for t in reversed(subs) if t.agent_id}  # the first file of an id
     linked = {e.agent_id for e in main.entries if isinstance(e, ToolDone) and e.agent_id}
-    # Subagents no tool result names are placed by time, inside the turn running then.
-    unlinked = sorted((t for t in subs if t.agent_id not in linked and t.entries), key=_start)
+    # Subagents no tool result names (or a second file of one id) go by time, in their turn.
+    placed = {id(by_id[a]) for a in linked if a in by_id}
+    unlinked = sorted((t for t in subs if id(t) not in placed and t.entries), key=_start)
     events = Events()
     first_request = requests[0]
     emit = _Emitter(

@@ -1,0 +1,44 @@
+"""The Savings page's CSV, downloaded in Debian's chromium: a label that would start a
+formula arrives as text (a leading ``'``), the numbers as numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_browser import upload_session
+from tests.hostile.build import T, header
+
+pytestmark = pytest.mark.browser
+
+
+def _session() -> bytes:
+    doc = {
+        **header(id="formulas"),
+        "events": [
+            {"type": "enter", "function": "main", "at": T},
+            {"type": "llm", "input": "q", "output": "a", "at": T, "label": "=HYPERLINK(1)"},
+            {"type": "llm", "input": "q", "output": "a", "at": T, "label": "@SUM(A1)"},
+            {"type": "exit", "function": "main", "output": "d", "at": T},
+        ],
+    }
+    return json.dumps(doc).encode()
+
+
+def test_the_savings_csv_keeps_formulas_as_text(server: str, tab: Any) -> None:
+    tab.goto(f"{server}/Savings")
+    upload_session(tab, "f.json", _session())
+    button = tab.get_by_role("button", name="Per-step table (CSV)")
+    expect(button).to_be_visible(timeout=60_000)
+    with tab.expect_download() as download:
+        button.click()
+    text = Path(download.value.path()).read_text("utf-8")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["label"] for r in rows] == ["'=HYPERLINK(1)", "'@SUM(A1)"]
+    assert int(rows[0]["total"]) > 0
