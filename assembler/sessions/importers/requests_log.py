@@ -2,7 +2,8 @@
 
 Each line is a JSON object ``{"timestamp", "request", "response"}`` (also
 ``time`` / ``request_body`` / ``response_body``; an optional ``url`` or
-``provider`` settles the API). The API is one of Anthropic Messages, OpenAI
+``provider`` settles the API), or a captured exchange whose request and response
+carry their bodies (:mod:`exchange`, streamed responses reassembled). The API is one of Anthropic Messages, OpenAI
 Chat Completions or OpenAI Responses. The blocks and breakpoints are the
 request's own; usage comes from the response. See docs/importers.md.
 """
@@ -16,6 +17,12 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from assembler.sessions.importers.exchange import (
+    ExchangeError,
+    flat_line,
+    is_capture,
+    read_exchange,
+)
 from assembler.sessions.importers.history import (
     Events,
     Imported,
@@ -168,6 +175,11 @@ class _Call:
 
 
 def _read_call(rec: Record, failures: Failures) -> _Call | None:
+    if is_capture(rec.data):
+        try:
+            rec = Record(rec.line, flat_line(read_exchange(rec.data)), rec.source)
+        except ExchangeError as exc:
+            raise rec.fail(str(exc)) from None
     raw = next((rec.data[k] for k in ("response", "response_body") if k in rec.data), None)
     why = failure(rec, raw)
     if why is not None:
@@ -264,7 +276,11 @@ def import_requests(path: Path) -> Imported:
             ttl=request_ttl,
         )
     if initial is None or events.last is None:
-        raise no_requests(str(path), 'lines like {"timestamp", "request", "response"}')
+        raise no_requests(
+            str(path),
+            'lines like {"timestamp", "request", "response"} or captured exchanges '
+            '{"request": {"url", "body"}, "response": {"status_code", "body"}}',
+        )
     events.close_all(events.last)
     data = session_doc(
         id=path.stem,
