@@ -12,7 +12,6 @@ goes on.
 
 from __future__ import annotations
 
-import glob
 import math
 import os
 import resource
@@ -28,14 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.analysis.inputs import is_many, session_names
 from assembler.limits import one_line
 
 if TYPE_CHECKING:
     from assembler.analysis.results import SessionAnalysis
     from assembler.sessions.model import Session
 
-SESSION_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
-GLOB_CHARS = frozenset("*?[")
 MEMO_LIMIT = 50_000  # distinct lines kept in a worker's token memo between sessions (a few MB)
 HISTOGRAM_BINS = 10
 HISTOGRAM_WIDTH = 40
@@ -150,25 +148,16 @@ class BatchReport:
 
 
 def is_batch_target(target: str) -> bool:
-    """A folder or a glob pattern (as opposed to one session file); an existing file
-    named like a pattern (``sess[1].yaml``) is that file."""
-    if os.path.lexists(target) and not Path(target).is_dir():
-        return False
-    return bool(GLOB_CHARS & set(target)) or Path(target).is_dir()
+    """A folder, a glob pattern or a zip of several sessions (as opposed to one session's
+    file); an existing file named like a pattern (``sess[1].yaml``) is that file."""
+    return is_many(target)
 
 
-def session_paths(target: str) -> list[Path]:
-    """The session files of a folder (``*.yaml``, ``*.yml``, ``*.jsonl``, ``*.json``, not
-    recursive) or of a glob (``**`` recurses), sorted. Raises ``ValueError`` when none."""
-    if Path(target).is_dir():
-        paths = [p for p in Path(target).iterdir() if p.suffix in SESSION_SUFFIXES]
-    else:
-        paths = [Path(p) for p in glob.glob(target, recursive=True)]
-    files = sorted(p for p in paths if p.is_file())
-    if not files:
-        what = "folder" if Path(target).is_dir() else "pattern"
-        raise ValueError(f"{target}: no session file in this {what}")
-    return files
+def session_paths(target: str) -> list[str]:
+    """The sessions of a folder (its subfolders too), a zip or a glob (``**`` recurses),
+    sorted, each named as :func:`assembler.analysis.inputs.open_session` opens it: session
+    files and raw transcripts alike. Raises ``ValueError`` when none."""
+    return session_names(target)
 
 
 # --- one session, in a worker ---------------------------------------------------------------
@@ -222,13 +211,14 @@ def failure(path: str, exc: BaseException, options: Options) -> Failure:
 
 
 def summarise(path: str, options: Options) -> SessionSummary | Failure:
-    """Load and analyse one session; the worker's job. Never raises for a bad file."""
-    from assembler.sessions.loader import load_session
+    """Open (importing a raw transcript) and analyse one session; the worker's job. Never
+    raises for a bad file."""
+    from assembler.analysis.inputs import open_session
 
     start = time.perf_counter()
     try:
         with file_budget(options.file_seconds):
-            a = analyze_under(load_session(path), options)
+            a = analyze_under(open_session(path).session, options)
     except Exception as exc:  # one bad file must not stop the batch
         return failure(path, exc, options)
     return summary_of(path, a, start)

@@ -14,6 +14,7 @@ import json
 import re
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -26,20 +27,22 @@ SESSION = "session"
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 REQUESTS = "requests"
+OTEL = "otel"
 
 KIND_NAMES = {
     SESSION: "session file",
     CLAUDE_CODE: "Claude Code transcript",
     CODEX: "Codex rollout",
     REQUESTS: "request log",
+    OTEL: "OTel traces",
 }
 
 ACCEPTED = (
     "a session file (context-session/1, .yaml or .jsonl), a Claude Code transcript "
     "(.jsonl, with its agent-*.jsonl subagent files or as a .zip), a Codex rollout "
-    "(rollout-*.jsonl) or a request log (.jsonl)"
+    "(rollout-*.jsonl), a request log (.jsonl) or OTel traces (OTLP JSON)"
 )
-CLI_HINT = "python -m assembler import {claude-code,codex,requests} FILE -o SESSION.jsonl"
+CLI_HINT = "python -m assembler import {claude-code,codex,requests,otel} FILE -o SESSION.jsonl"
 
 #: Lines read to recognise a JSON Lines file (transcripts start with metadata records).
 SNIFF_LINES = 50
@@ -61,9 +64,21 @@ class Upload:
     warnings: tuple[str, ...] = ()
 
 
+def _head_lines(raw: bytes) -> Iterator[bytes]:
+    """The first :data:`SNIFF_LINES` lines, without splitting the rest of a long file."""
+    start = 0
+    for _ in range(SNIFF_LINES):
+        if start > len(raw):
+            return
+        end = raw.find(b"\n", start)
+        end = len(raw) if end < 0 else end
+        yield raw[start:end]
+        start = end + 1
+
+
 def _records(raw: bytes) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for line in raw.splitlines()[:SNIFF_LINES]:
+    for line in _head_lines(raw):
         try:
             value = json.loads(line)
         except (ValueError, UnicodeDecodeError):
@@ -133,13 +148,17 @@ def recognise(name: str, raw: bytes) -> str | None:
         return CLAUDE_CODE
     if any(isinstance(r.get("request"), dict) for r in records):
         return REQUESTS
+    if any(isinstance(r.get("resourceSpans"), list) for r in records):
+        return OTEL
     if records[:1] and _is_session_record(records[0]):
         return SESSION
     if not records and first.startswith(b"{"):
-        # One JSON document over several lines, as a pretty-printed session is.
+        # One JSON document over several lines, as a pretty-printed session or trace is.
         document = _one_json_document(raw)
         if document is not None and _is_session_record(document):
             return SESSION
+        if document is not None and isinstance(document.get("resourceSpans"), list):
+            return OTEL
     return None
 
 
@@ -163,7 +182,7 @@ def _unreadable(name: str, raw: bytes) -> str:
 MAX_UNZIPPED = RECORDS_MAX_BYTES
 
 
-def _unzip(name: str, raw: bytes, limit: int | None = None) -> list[tuple[str, bytes]]:
+def unzip(name: str, raw: bytes, limit: int | None = None) -> list[tuple[str, bytes]]:
     """The session files in a zip. Each is read with a cap on what is left of
     ``limit`` (a zip's stated sizes can lie), so a small archive cannot unpack to
     gigabytes."""
@@ -193,7 +212,7 @@ def _unzip(name: str, raw: bytes, limit: int | None = None) -> list[tuple[str, b
     return out
 
 
-def _is_subagent(name: str) -> bool:
+def is_subagent(name: str) -> bool:
     return PurePosixPath(name).name.startswith("agent-")
 
 
@@ -230,15 +249,15 @@ def read_upload(files: list[tuple[str, bytes]]) -> Upload:
     """Recognise and import the uploaded files; raises :class:`UploadError` (one line)."""
     flat: list[tuple[str, bytes]] = []
     for name, raw in files:
-        flat.extend(_unzip(name, raw) if name.lower().endswith(".zip") else [(name, raw)])
+        flat.extend(unzip(name, raw) if name.lower().endswith(".zip") else [(name, raw)])
     if not flat:
         raise UploadError("no file in the upload; expected " + ACCEPTED)
     kinds = [(name, raw, recognise(name, raw)) for name, raw in flat]
     unknown = [(name, raw) for name, raw, kind in kinds if kind is None]
     if unknown:
         raise UploadError(_unreadable(*unknown[0]))
-    mains = [(n, r, k) for n, r, k in kinds if not (k == CLAUDE_CODE and _is_subagent(n))]
-    subs = [(n, r) for n, r, k in kinds if k == CLAUDE_CODE and _is_subagent(n)]
+    mains = [(n, r, k) for n, r, k in kinds if not (k == CLAUDE_CODE and is_subagent(n))]
+    subs = [(n, r) for n, r, k in kinds if k == CLAUDE_CODE and is_subagent(n)]
     if len(mains) != 1:
         names = ", ".join(n for n, _, _ in mains) or ", ".join(n for n, _ in subs)
         raise UploadError(

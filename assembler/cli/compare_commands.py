@@ -19,6 +19,7 @@ from assembler.analysis.layouts import TTLS, load_layout
 from assembler.cli.analysis_commands import (
     EXIT_BAD_INPUT,
     EXIT_THRESHOLD,
+    TARGET_HELP,
     is_batch_target,
     money,
     session_files,
@@ -26,11 +27,11 @@ from assembler.cli.analysis_commands import (
 )
 from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
-from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
     from assembler.analysis.compare import Comparison
     from assembler.analysis.junit import CaseResult
+    from assembler.sessions.model import Session
 
 
 def human_comparison(c: Comparison, max_drop: float, max_increase: float) -> str:
@@ -68,9 +69,14 @@ def exceeded(c: Comparison, max_drop: float, max_increase: float) -> bool:
 
 
 def _compare_one(args: argparse.Namespace, path: str) -> Comparison:
+    from assembler.analysis.inputs import open_session
+
+    return _compare_session(args, open_session(path).session)
+
+
+def _compare_session(args: argparse.Namespace, session: Session) -> Comparison:
     from assembler.analysis.compare import compare
 
-    session = load_session(path)
     base, head = load_layout(args.base), load_layout(args.head)
     with provider_errors(session.source, args.provider, args.model):
         return compare(session, base, head, provider=args.provider, model=args.model, ttl=args.ttl)
@@ -109,9 +115,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_provider_model(args.session, args.provider, args.model)
     if is_batch_target(args.session):
         return cmd_compare_many(args)
+    from assembler.analysis.inputs import open_one
+
     start = time.perf_counter()
     try:
-        c = _compare_one(args, args.session)
+        c = _compare_session(args, open_one(args.session, "compare").session)
     except Exception as exc:
         _write_junit(args, [CaseResult(args.session, time.perf_counter() - start, error=str(exc))])
         raise
@@ -173,7 +181,7 @@ def cmd_compare_many(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add ``compare`` to the CLI's subparsers."""
     p = sub.add_parser("compare", help="two layouts side by side; exit 1 past a threshold")
-    p.add_argument("session", help="a session file, or a folder or a quoted glob of them")
+    p.add_argument("session", help=TARGET_HELP)
     p.add_argument("--base", required=True, help="layout name or file")
     p.add_argument("--head", required=True, help="layout name or file")
     p.add_argument("--provider")

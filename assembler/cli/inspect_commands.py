@@ -18,8 +18,7 @@ from assembler.design.context import format_time
 from assembler.design.layers import Layer
 from assembler.errors import UsageError
 from assembler.limits import one_line
-from assembler.sessions.loader import load_session
-from assembler.sessions.model import MAX_BYTES
+from assembler.sessions.model import MAX_BYTES, Session
 from assembler.sessions.replay import replay
 
 EXIT_BAD_INPUT = 2
@@ -53,8 +52,16 @@ def cmd_components(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open(target: str, command: str) -> Session:
+    """The one session ``target`` holds; a raw transcript is imported in memory (the
+    importers, and the tokenizer that sizes what they do not show, load only then)."""
+    from assembler.analysis.inputs import open_one
+
+    return open_one(target, command).session
+
+
 def cmd_steps(args: argparse.Namespace) -> int:
-    session = load_session(args.session)
+    session = _open(args.session, "steps")
     rows: list[dict[str, Any]] = [
         {
             "step": s.number,
@@ -77,7 +84,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     check_provider_model(args.session, args.provider, args.model)
-    session = load_session(args.session)
+    session = _open(args.session, "render")
     # a what-if provider/model is assembled for, as analyze does (its guidance, the bindings)
     assembler = SessionAssembler(
         session, load_layout(args.layout), provider=args.provider, model=args.model
@@ -97,7 +104,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_walkthrough(args: argparse.Namespace) -> int:
-    session = load_session(args.session)
+    session = _open(args.session, "walkthrough")
     assembler = SessionAssembler(session, load_layout(args.layout))
     labelled = [s for s in assembler.steps() if s.label]
     if not labelled:

@@ -44,12 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_components)
 
     p = sub.add_parser("steps", help="list a session's steps (one per LLM call)")
-    p.add_argument("session")
+    p.add_argument("session", help=cli_analysis.ONE_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_steps)
 
     p = sub.add_parser("render", help="print what the model receives at one step")
-    p.add_argument("session")
+    p.add_argument("session", help=cli_analysis.ONE_HELP)
     p.add_argument(
         "--step",
         required=True,
