@@ -167,8 +167,8 @@ def open_session(name: str) -> Opened:
         raw = next((r for n, r in files if n == inner), None)
         if raw is None:
             raise InputError(f"{archive}: no session file {inner!r} in this zip")
-        group = [(name, raw), *((f"{archive}:{n}", r) for n, r in _subagents_of(inner, files))]
-        return _opened(name, group)
+        # the member's own name, so its session id and its subagent files read as unzipped
+        return _opened(name, [(inner, raw), *_subagents_of(inner, files)], inner)
     path = Path(name)
     if not path.is_file():
         raise InputError(f"{name}: no such file")
@@ -176,16 +176,29 @@ def open_session(name: str) -> Opened:
     kind = recognise(name, raw)
     if kind == SESSION:
         return Opened(name, load_session(path), SESSION, "session file")
-    subs = _disk_subagents(path) if kind == CLAUDE_CODE and not is_subagent(path.name) else []
+    if kind == CLAUDE_CODE and is_subagent(path.name):
+        owner = path.parent.parent if path.parent.name == "subagents" else path.parent
+        raise InputError(
+            f"{name}: a subagent transcript without its session: expected the session's "
+            f"transcript {owner.with_suffix('.jsonl')} beside {owner}/subagents/"
+        )
+    subs = _disk_subagents(path) if kind == CLAUDE_CODE else []
     return _opened(name, [(name, raw), *subs])
 
 
-def _opened(name: str, files: list[tuple[str, bytes]]) -> Opened:
+def _opened(name: str, files: list[tuple[str, bytes]], called: str | None = None) -> Opened:
+    """``files`` (the main one first) read as the app reads an upload; ``called``: the name
+    they go by there, put back as ``name`` in what is said."""
+
+    def said(text: str) -> str:
+        return text.replace(called, name, 1) if called else text
+
     try:
         upload: Upload = read_upload(files)
     except UploadError as exc:  # already one line naming the file (and the line)
-        raise InputError(str(exc)) from None
-    return Opened(name, parse_bytes(upload.raw, name), upload.kind, upload.summary, upload.warnings)
+        raise InputError(said(str(exc))) from None
+    warnings = tuple(said(w) for w in upload.warnings)
+    return Opened(name, parse_bytes(upload.raw, name), upload.kind, upload.summary, warnings)
 
 
 def open_one(target: str, command: str) -> Opened:
