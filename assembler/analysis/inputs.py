@@ -179,8 +179,8 @@ def open_session(name: str) -> Opened:
     if kind == CLAUDE_CODE and is_subagent(path.name):
         owner = path.parent.parent if path.parent.name == "subagents" else path.parent
         raise InputError(
-            f"{name}: a subagent transcript without its session: expected the session's "
-            f"transcript {owner.with_suffix('.jsonl')} beside {owner}/subagents/"
+            f"{name}: a subagent transcript without its session: expected "
+            f"{owner.name}.jsonl beside {owner.name}/subagents/"
         )
     subs = _disk_subagents(path) if kind == CLAUDE_CODE else []
     return _opened(name, [(name, raw), *subs])

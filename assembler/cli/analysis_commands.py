@@ -41,7 +41,7 @@ ONE_HELP = (
 )
 
 
-_TEXT_COLUMNS = {"", "label", "function", "miss"}
+_TEXT_COLUMNS = {"", "label", "function", "miss", "project", "day"}
 
 
 def table_lines(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:

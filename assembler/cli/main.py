@@ -9,7 +9,13 @@ from typing import Any
 
 from assembler.analysis.layouts import LayoutError
 from assembler.cli import analysis_commands as cli_analysis
-from assembler.cli import compare_commands, lint_commands, recommend_commands, rules_commands
+from assembler.cli import (
+    compare_commands,
+    lint_commands,
+    recommend_commands,
+    rules_commands,
+    usage_commands,
+)
 from assembler.cli import import_commands as cli_import
 from assembler.cli.analysis_commands import EXIT_BAD_INPUT
 from assembler.cli.inspect_commands import (
@@ -85,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint_commands.register(sub)
     recommend_commands.register(sub)
     rules_commands.register(sub)
+    usage_commands.register(sub)
     return parser
 
 
