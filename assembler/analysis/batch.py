@@ -224,16 +224,21 @@ def summarise(path: str, options: Options) -> SessionSummary | Failure:
     return summary_of(path, a, start)
 
 
-def summary_of(path: str, a: SessionAnalysis, start: float) -> SessionSummary:
-    """The few numbers of one analysed session (``start``: when its work began)."""
-    from assembler.analysis.measured import compare_measured
+def trim_token_memo(a: SessionAnalysis) -> None:
+    """The token memo is shared across a worker's sessions (their common lines are counted
+    once) but would grow with every session: dropped past a fixed size."""
     from assembler.cache import tokenizers as tokens
 
-    # The token memo is shared across sessions (their common lines are counted
-    # once) but would grow with every session: drop it past a fixed size.
     used = {tokens.tokenizer_for(s.provider, s.model).encoding for s in a.steps}
     if sum(len(tokens.counter(e)) for e in used) > MEMO_LIMIT:
         tokens.counter.cache_clear()
+
+
+def summary_of(path: str, a: SessionAnalysis, start: float) -> SessionSummary:
+    """The few numbers of one analysed session (``start``: when its work began)."""
+    from assembler.analysis.measured import compare_measured
+
+    trim_token_memo(a)
     misses: Counter[str] = Counter()
     lost: Counter[str] = Counter()
     for s in a.steps:

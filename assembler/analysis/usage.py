@@ -18,7 +18,14 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assembler.analysis.batch import Failure, Options, analyze_under, failure, file_budget
+from assembler.analysis.batch import (
+    Failure,
+    Options,
+    analyze_under,
+    failure,
+    file_budget,
+    trim_token_memo,
+)
 
 if TYPE_CHECKING:
     from assembler.analysis.results import SessionAnalysis, StepAnalysis
@@ -197,9 +204,12 @@ def usage_task(name: str, options: Options) -> SessionUsage | Failure:
     try:
         with file_budget(options.file_seconds):
             session = open_session(name).session
-            return session_usage(name, session, analyze_under(session, options))
+            a = analyze_under(session, options)
+            got = session_usage(name, session, a)
     except Exception as exc:  # one bad file must not stop the others
         return failure(name, exc, options)
+    trim_token_memo(a)
+    return got
 
 
 def run_usage(

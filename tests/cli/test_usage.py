@@ -186,3 +186,29 @@ def test_a_real_transcript_bills_as_analyze_does(capsys: pytest.CaptureFixture[s
     assert code == 0 and report["sessions"] == 1
     billed = sum(r["billed_usd"] for r in report["rows"])
     assert billed == pytest.approx(_billed(transcript), abs=1e-6)
+
+
+PEAK = """
+import resource, sys
+from assembler.cli.main import main
+code = main(["usage", sys.argv[1], "--json", "--workers", "1"])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_peak_memory_does_not_grow_with_the_number_of_sessions(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    peaks = []
+    for n in (4, 24):
+        folder = tmp_path / str(n)
+        for i in range(n):
+            _claude_into(folder / f"p{i}")
+        done = subprocess.run(
+            [sys.executable, "-c", PEAK, str(folder)], capture_output=True, text=True, check=True
+        )
+        assert json.loads(done.stdout)["sessions"] == n
+        peaks.append(int(done.stderr.strip().splitlines()[-1]))  # KB
+    assert peaks[1] - peaks[0] < 8 * 1024, peaks  # six times the sessions, under 8 MB more
