@@ -299,13 +299,11 @@ def _tool_call_delta(
 def flat_line(exchange: Exchange) -> dict[str, Any]:
     """The exchange as a request log's flat line (``timestamp``, ``url``, ``status``,
     ``request``, ``response``), the shape :mod:`requests_log` reads."""
-    line: dict[str, Any] = {"request": exchange.request}
-    if exchange.timestamp is not None:
-        line["timestamp"] = exchange.timestamp
-    if exchange.url is not None:
-        line["url"] = exchange.url
-    if exchange.status is not None:
-        line["status"] = exchange.status
-    if exchange.response is not None:
-        line["response"] = exchange.response
-    return line
+    line = {
+        "timestamp": exchange.timestamp,
+        "url": exchange.url,
+        "status": exchange.status,
+        "request": exchange.request,
+        "response": exchange.response,
+    }
+    return {k: v for k, v in line.items() if v is not None}
