@@ -73,6 +73,7 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
     if not sys.stderr.isatty() or total < 2:
         yield lambda: None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     start = time.monotonic()
@@ -89,7 +90,7 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
                 MofNCompleteColumn(),
                 TimeRemainingColumn(),
                 transient=True,
-                console=None,
+                console=Console(stderr=True),  # the output may be piped; the bar never is
             )
             bar.start()
             bar.add_task("", total=total, completed=done)
