@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
     from assembler.analysis.engine import analyze
     from assembler.analysis.fleet import run_fleet
     from assembler.analysis.importing import import_file
+    from assembler.analysis.inputs import open_session, session_names
     from assembler.analysis.lint import lint_session
     from assembler.analysis.measured import compare_measured
     from assembler.analysis.recommend import recommend
@@ -78,6 +79,7 @@ if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
     )
     from assembler.cache.store import CacheStore
     from assembler.sessions.generator import generate_session
+    from assembler.sessions.importers.exchange import read_exchange
 
 # The engine (tokens, cache simulation, prices) and the importers load on first
 # use, so that assembling a context does not pay for them.
@@ -98,6 +100,9 @@ _LAZY = {
     "session_costs": "assembler.analysis.billing",
     "SessionCosts": "assembler.analysis.billing",
     "import_file": "assembler.analysis.importing",
+    "open_session": "assembler.analysis.inputs",
+    "session_names": "assembler.analysis.inputs",
+    "read_exchange": "assembler.sessions.importers.exchange",
     "generate_session": "assembler.sessions.generator",
     "lint_session": "assembler.analysis.lint",
     "run_fleet": "assembler.analysis.fleet",
@@ -186,13 +191,16 @@ __all__ = [
     "load_layout",
     "load_session",
     "off_path_calls",
+    "open_session",
     "parse_session",
+    "read_exchange",
     "recommend",
     "register_builtins",
     "render_call_tree",
     "replay",
     "run_fleet",
     "session_costs",
+    "session_names",
     "to_anthropic",
     "to_openai",
     "tree_rows",
