@@ -64,7 +64,7 @@ def _names(targets: list[str], since: date | None) -> list[str]:
                 if written < since:
                     continue
             names.append(name)
-    return names
+    return list(dict.fromkeys(names))  # a folder named inside another is read once
 
 
 @contextmanager
