@@ -13,8 +13,6 @@ One session is named by a string a worker process can open again: a file's path,
 from __future__ import annotations
 
 import glob
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -27,6 +25,7 @@ from assembler.analysis.uploads import (
     read_upload,
     recognise,
     unzip,
+    zip_names,
 )
 from assembler.errors import UsageError
 from assembler.limits import ReadRefused, read_capped
@@ -113,32 +112,46 @@ def _claimed(path: Path) -> bool:
     return owner.with_suffix(".jsonl").is_file() or any(owner.glob("*.jsonl"))
 
 
-def _zip_files(archive: Path) -> list[tuple[str, bytes]]:
+def _zip_raw(archive: Path) -> bytes:
     try:
-        raw = read_capped(archive, RAW_MAX_BYTES)
+        return read_capped(archive, RAW_MAX_BYTES)
     except ReadRefused as exc:
         raise InputError(f"{archive}: {exc}") from None
-    try:
-        return unzip(str(archive), raw)
-    except UploadError as exc:
-        raise InputError(str(exc)) from None
 
 
-def _mains(files: list[tuple[str, bytes]]) -> list[str]:
-    return [n for n, _ in files if not is_subagent(PurePosixPath(n).name)]
+def _mains(names: list[str]) -> list[str]:
+    return [n for n in names if not is_subagent(n)]
 
 
 def _zip_names(archive: Path) -> list[str]:
-    return [f"{archive}:{m}" for m in _mains(_zip_files(archive))]
+    try:
+        inside = zip_names(str(archive), _zip_raw(archive))
+    except UploadError as exc:
+        raise InputError(str(exc)) from None
+    return [f"{archive}:{m}" for m in _mains(inside)]
 
 
-def _subagents_of(main: str, files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
-    """The subagent files of ``main`` among ``files``: under ``<stem>/subagents/``, or all
+def _subagents_of(main: str, names: list[str]) -> list[str]:
+    """The subagent files of ``main`` among ``names``: under ``<stem>/subagents/``, or all
     of them when ``main`` is the only transcript (as an upload of one transcript has)."""
     stem = PurePosixPath(main).with_suffix("")
-    subs = [(n, r) for n, r in files if is_subagent(PurePosixPath(n).name)]
-    own = [(n, r) for n, r in subs if PurePosixPath(n).parent == stem / "subagents"]
-    return own if own or len(_mains(files)) > 1 else subs
+    subs = [n for n in names if is_subagent(n)]
+    own = [n for n in subs if PurePosixPath(n).parent == stem / "subagents"]
+    return own if own or len(_mains(names)) > 1 else subs
+
+
+def _zip_member_files(archive: Path, inner: str) -> list[tuple[str, bytes]]:
+    """``inner`` and its subagent files, the only members unpacked (the main one first)."""
+    raw = _zip_raw(archive)
+    try:
+        names = zip_names(str(archive), raw)
+        if inner not in names:
+            raise InputError(f"{archive}: no session file {inner!r} in this zip")
+        wanted = {inner, *_subagents_of(inner, names)}
+        files = unzip(str(archive), raw, keep=wanted.__contains__)
+    except UploadError as exc:
+        raise InputError(str(exc)) from None
+    return sorted(files, key=lambda f: f[0] != inner)
 
 
 def _disk_subagents(path: Path) -> list[tuple[str, bytes]]:
@@ -163,12 +176,8 @@ def open_session(name: str) -> Opened:
     member = _zip_member(name)
     if member is not None:
         archive, inner = member
-        files = _zip_files(archive)
-        raw = next((r for n, r in files if n == inner), None)
-        if raw is None:
-            raise InputError(f"{archive}: no session file {inner!r} in this zip")
         # the member's own name, so its session id and its subagent files read as unzipped
-        return _opened(name, [(inner, raw), *_subagents_of(inner, files)], inner)
+        return _opened(name, _zip_member_files(archive, inner), inner)
     path = Path(name)
     if not path.is_file():
         raise InputError(f"{name}: no such file")
@@ -210,24 +219,4 @@ def open_one(target: str, command: str) -> Opened:
             f"{target}: holds {len(names)} sessions ({shown}); {command} reads one: "
             "name one of them (a zip's member as ARCHIVE.zip:MEMBER)"
         )
-    opened = open_session(names[0])
-    tell(opened)
-    return opened
-
-
-def tell(opened: Opened) -> None:
-    """What a raw input was read as, and its warnings, on stderr (never in the output)."""
-    if opened.kind != SESSION:
-        print(f"{opened.name}: {opened.summary}", file=sys.stderr)
-    for warning in opened.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-
-
-def open_sessions(target: str) -> Iterator[tuple[str, Opened | SessionError | InputError]]:
-    """(name, session) for every session of ``target``, one at a time (only one held at
-    once); a file that cannot be read comes as its error, so the others still come."""
-    for name in session_names(target):
-        try:
-            yield name, open_session(name)
-        except (SessionError, InputError) as exc:
-            yield name, exc
+    return open_session(names[0])

@@ -14,7 +14,7 @@ import json
 import re
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -182,21 +182,38 @@ def _unreadable(name: str, raw: bytes) -> str:
 MAX_UNZIPPED = RECORDS_MAX_BYTES
 
 
-def unzip(name: str, raw: bytes, limit: int | None = None) -> list[tuple[str, bytes]]:
-    """The session files in a zip. Each is read with a cap on what is left of
-    ``limit`` (a zip's stated sizes can lie), so a small archive cannot unpack to
-    gigabytes."""
+def _session_infos(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    return [
+        info
+        for info in z.infolist()
+        if not info.is_dir()
+        and info.filename.endswith((".jsonl", ".json", ".yaml", ".yml"))
+        and "__MACOSX" not in info.filename
+    ]
+
+
+def zip_names(name: str, raw: bytes) -> list[str]:
+    """The session files a zip holds, listed without unpacking them."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+            return [info.filename for info in _session_infos(z)]
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+        raise UploadError(f"{name}: not a readable zip archive ({exc})") from None
+
+
+def unzip(
+    name: str, raw: bytes, limit: int | None = None, keep: Callable[[str], bool] | None = None
+) -> list[tuple[str, bytes]]:
+    """The session files in a zip (those ``keep`` names, if given). Each is read with a
+    cap on what is left of ``limit`` (a zip's stated sizes can lie), so a small archive
+    cannot unpack to gigabytes."""
     out: list[tuple[str, bytes]] = []
     limit = MAX_UNZIPPED if limit is None else limit
     left = limit
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as z:
-            for info in z.infolist():
-                if (
-                    info.is_dir()
-                    or not info.filename.endswith((".jsonl", ".json", ".yaml", ".yml"))
-                    or "__MACOSX" in info.filename
-                ):
+            for info in _session_infos(z):
+                if keep is not None and not keep(info.filename):
                     continue
                 with z.open(info) as f:
                     data = f.read(left + 1)

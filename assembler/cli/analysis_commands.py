@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.layouts import TTLS, Layout, load_layout
-from assembler.cli.checks import check_provider_model, provider_errors
+from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
 
 if TYPE_CHECKING:
@@ -272,10 +272,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
     from assembler.analysis.engine import analyze
-    from assembler.analysis.inputs import open_one
     from assembler.analysis.report_json import write_analysis_json
 
-    session = open_one(args.session, "analyze").session
+    session = open_input(args.session, "analyze")
     with provider_errors(session.source, args.provider, args.model):
         a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
     _write_outputs(args, a, session)

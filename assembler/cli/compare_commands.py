@@ -25,7 +25,7 @@ from assembler.cli.analysis_commands import (
     session_files,
     table_lines,
 )
-from assembler.cli.checks import check_provider_model, provider_errors
+from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
 
 if TYPE_CHECKING:
@@ -115,11 +115,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_provider_model(args.session, args.provider, args.model)
     if is_batch_target(args.session):
         return cmd_compare_many(args)
-    from assembler.analysis.inputs import open_one
-
     start = time.perf_counter()
     try:
-        c = _compare_session(args, open_one(args.session, "compare").session)
+        c = _compare_session(args, open_input(args.session, "compare"))
     except Exception as exc:
         _write_junit(args, [CaseResult(args.session, time.perf_counter() - start, error=str(exc))])
         raise

@@ -12,13 +12,13 @@ from typing import Any
 from assembler.analysis.layouts import load_layout
 from assembler.analysis.pipeline import SessionAssembler
 from assembler.analysis.wire_request import request_json
-from assembler.cli.checks import check_provider_model, pick_step
+from assembler.cli.checks import check_provider_model, open_input, pick_step
 from assembler.design.components import default_registry
 from assembler.design.context import format_time
 from assembler.design.layers import Layer
 from assembler.errors import UsageError
 from assembler.limits import one_line
-from assembler.sessions.model import MAX_BYTES, Session
+from assembler.sessions.model import MAX_BYTES
 from assembler.sessions.replay import replay
 
 EXIT_BAD_INPUT = 2
@@ -52,16 +52,8 @@ def cmd_components(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(target: str, command: str) -> Session:
-    """The one session ``target`` holds; a raw transcript is imported in memory (the
-    importers, and the tokenizer that sizes what they do not show, load only then)."""
-    from assembler.analysis.inputs import open_one
-
-    return open_one(target, command).session
-
-
 def cmd_steps(args: argparse.Namespace) -> int:
-    session = _open(args.session, "steps")
+    session = open_input(args.session, "steps")
     rows: list[dict[str, Any]] = [
         {
             "step": s.number,
@@ -84,7 +76,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     check_provider_model(args.session, args.provider, args.model)
-    session = _open(args.session, "render")
+    session = open_input(args.session, "render")
     # a what-if provider/model is assembled for, as analyze does (its guidance, the bindings)
     assembler = SessionAssembler(
         session, load_layout(args.layout), provider=args.provider, model=args.model
@@ -104,7 +96,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_walkthrough(args: argparse.Namespace) -> int:
-    session = _open(args.session, "walkthrough")
+    session = open_input(args.session, "walkthrough")
     assembler = SessionAssembler(session, load_layout(args.layout))
     labelled = [s for s in assembler.steps() if s.label]
     if not labelled:

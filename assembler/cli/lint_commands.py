@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.layouts import load_layout
 from assembler.cli.analysis_commands import ONE_HELP
+from assembler.cli.checks import open_input
 
 if TYPE_CHECKING:
     from assembler.analysis.lint import LintReport
@@ -50,11 +51,10 @@ def lint_json(report: LintReport) -> dict[str, Any]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from assembler.analysis.inputs import open_one
     from assembler.analysis.lint import lint_lines, lint_session
 
     layout = load_layout(args.layout)
-    report = lint_session(open_one(args.session, "lint").session, layout)
+    report = lint_session(open_input(args.session, "lint"), layout)
     if args.json:
         print(json.dumps(lint_json(report), ensure_ascii=False, indent=2))
     else:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.layouts import load_layout
 from assembler.cli.analysis_commands import TARGET_HELP, is_batch_target
-from assembler.cli.checks import check_provider_model, provider_errors
+from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
 
 if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
@@ -54,7 +54,7 @@ def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from assembler.analysis.inputs import open_one, open_session, session_names
+    from assembler.analysis.inputs import open_session, session_names
     from assembler.analysis.recommend import recommend
     from assembler.analysis.recommend_text import layout_text
 
@@ -67,7 +67,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     if is_batch_target(args.session):  # one agent's sessions, searched together
         sessions = [open_session(name).session for name in session_names(args.session)]
     else:
-        sessions = [open_one(args.session, "recommend").session]
+        sessions = [open_input(args.session, "recommend")]
     layout = load_layout(args.layout)
     with provider_errors(args.session, args.provider, args.model):
         r = recommend(sessions, layout, provider=args.provider, model=args.model)

@@ -189,3 +189,31 @@ def test_a_real_rollout_is_read_by_lint(capsys: pytest.CaptureFixture[str]) -> N
     rollout = next((REAL / "codex").rglob("rollout-*.jsonl"))
     code, out, err = _run(capsys, "lint", str(rollout))
     assert code in (0, 1) and "error(s) in the recorded requests" in out, err
+
+
+def test_a_zip_of_several_keeps_each_subagent_with_its_transcript(tmp_path: Path) -> None:
+    archive = tmp_path / "many.zip"
+    agent = CLAUDE.parent / "subagents" / "agent-a1b2c3.jsonl"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(CLAUDE, "a/s1.jsonl")
+        z.write(agent, "a/s1/subagents/agent-a1b2c3.jsonl")
+        z.write(CLAUDE, "b/s2.jsonl")  # the same transcript without its subagent file
+        z.write(CODEX, "c/rollout.jsonl")
+    names = session_names(str(archive))
+    assert names == [f"{archive}:a/s1.jsonl", f"{archive}:b/s2.jsonl", f"{archive}:c/rollout.jsonl"]
+    with_agent, without, rollout = (open_session(n) for n in names)
+    assert "1 subagent" in with_agent.summary and rollout.kind == "codex"
+    assert len(without.session.events) < len(with_agent.session.events)
+
+
+def test_unzip_reads_only_the_members_asked_for(tmp_path: Path) -> None:
+    from assembler.analysis.uploads import unzip, zip_names
+
+    archive = tmp_path / "two.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(CLAUDE, "one.jsonl")
+        z.write(CODEX, "two.jsonl")
+        z.writestr("notes.txt", "not a session")
+    raw = archive.read_bytes()
+    assert zip_names("two.zip", raw) == ["one.jsonl", "two.jsonl"]
+    assert [n for n, _ in unzip("two.zip", raw, keep={"two.jsonl"}.__contains__)] == ["two.jsonl"]
