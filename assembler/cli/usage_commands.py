@@ -216,7 +216,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
         )
 
     names = _names(_targets(args), since)
-    options = Options(layout=args.layout)
+    options = Options()  # each session as recorded, under the design's own layout
     with _progress(len(names)) as tick:
         report = collect(run_usage(names, options, workers=args.workers, done=tick), keep)
     if args.parquet:
@@ -239,10 +239,9 @@ def register(sub: Any) -> None:
         help="folders, files or zips (default: ~/.claude/projects, ~/.codex/sessions and "
         "$CLAUDE_CONFIG_DIR, $CODEX_HOME)",
     )
-    p.add_argument("--since", metavar="YYYY-MM-DD", help="first day to count")
-    p.add_argument("--until", metavar="YYYY-MM-DD", help="last day to count")
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="first day to count (UTC)")
+    p.add_argument("--until", metavar="YYYY-MM-DD", help="last day to count (UTC)")
     p.add_argument("--project", help="only projects whose folder contains this text")
-    p.add_argument("--layout", default="seed", help=argparse.SUPPRESS)
     p.add_argument("--workers", type=int, metavar="N", help="processes (default: every core)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--parquet", metavar="FILE", help="also write the rows as a Parquet file")
