@@ -217,3 +217,14 @@ def test_unzip_reads_only_the_members_asked_for(tmp_path: Path) -> None:
     raw = archive.read_bytes()
     assert zip_names("two.zip", raw) == ["one.jsonl", "two.jsonl"]
     assert [n for n, _ in unzip("two.zip", raw, keep={"two.jsonl"}.__contains__)] == ["two.jsonl"]
+
+
+@pytest.mark.parametrize("target", [CLAUDE, CODEX, LOG], ids=["claude-code", "codex", "requests"])
+def test_recommend_opens_a_raw_file_and_answers_for_its_recorded_requests(
+    target: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file is opened as the other commands open it; what recommend makes of recorded
+    requests is its own answer (a plan, or that the layout changes nothing in them)."""
+    code, _out, err = _run(capsys, "recommend", str(target), "--json")
+    assert err.splitlines()[0].startswith(f"{target}: ")  # read as a raw file
+    assert code == 0 or "every call is a recorded request" in err, err
