@@ -69,6 +69,12 @@ class Failure:
     path: str
     message: str  # one line
 
+    def line(self) -> str:
+        """The path and the message, the path said once (most messages start with it)."""
+        return (
+            self.message if self.message.startswith(self.path) else f"{self.path}: {self.message}"
+        )
+
 
 #: The per-file budget: a 50 MB session analyses in well under a minute (benchmarks/);
 #: a file that takes this long is hostile or pathological, not just large.
@@ -428,5 +434,5 @@ def human_batch(r: BatchReport, top: int = 10) -> str:
         ]
     if r.failures:
         lines += ["", f"failed to load ({len(r.failures)}):"]
-        lines += [f"  {f.path}: {f.message}" for f in r.failures]
+        lines += [f"  {f.line()}" for f in r.failures]
     return "\n".join(lines)

@@ -176,10 +176,7 @@ def usage_lines(r: UsageReport) -> list[str]:
     ]
     if r.failures:
         lines += ["", f"could not be read ({len(r.failures)}):"]
-        lines += [
-            f"  {f.message}" if f.message.startswith(f.path) else f"  {f.path}: {f.message}"
-            for f in r.failures
-        ]
+        lines += [f"  {f.line()}" for f in r.failures]
     return lines
 
 
