@@ -170,3 +170,17 @@ def test_a_bad_capture_line_names_the_file_and_line(tmp_path: Path) -> None:
     log.write_text(json.dumps(line) + "\n", "utf-8")
     with pytest.raises(ImporterError, match=rf"^{log}:1: request.body: expected the request"):
         import_session("requests", log)
+
+
+def test_an_error_event_in_a_stream_makes_the_call_a_failed_one(tmp_path: Path) -> None:
+    start = {"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 7}}}
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    stream = f"event: message_start\ndata: {json.dumps(start)}\n\nevent: error\ndata: {json.dumps(error)}\n\n"
+    assert reassemble(stream) == {"type": "error", "error": error["error"]}
+    good = json.loads((CAPTURE / "proxy_streamed.jsonl").read_text("utf-8").splitlines()[0])
+    bad = {**good, "response": {**good["response"], "body_raw": stream}}
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", "utf-8")
+    imported = import_session("requests", log)
+    assert sum(e["type"] == "llm" for e in imported.data["events"]) == 1
+    assert any("skipped 1 failed call" in w and "overloaded_error" in w for w in imported.warnings)
