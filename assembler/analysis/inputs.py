@@ -91,7 +91,7 @@ def session_names(target: str) -> list[str]:
         files = [p for p in files if p.is_file()]
         what = "pattern"
     else:
-        raise InputError(f"{target}: no such file or folder")
+        raise InputError(f"{target}: cannot read the file: no such file or folder")
     names: list[str] = []
     for f in sorted(files):
         names.extend(_zip_names(f) if f.suffix.lower() == ZIP else [str(f)])
@@ -180,10 +180,10 @@ def open_session(name: str) -> Opened:
         return _opened(name, _zip_member_files(archive, inner), inner)
     path = Path(name)
     if not path.is_file():
-        raise InputError(f"{name}: no such file")
+        raise InputError(f"{name}: cannot read the file: no such file")
     raw = _read(path)
     kind = recognise(name, raw)
-    if kind == SESSION:
+    if kind in (SESSION, None):  # the loader names the line and field of what is wrong
         return Opened(name, load_session(path), SESSION, "session file")
     if kind == CLAUDE_CODE and is_subagent(path.name):
         owner = path.parent.parent if path.parent.name == "subagents" else path.parent

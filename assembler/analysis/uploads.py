@@ -81,7 +81,7 @@ def _records(raw: bytes) -> list[dict[str, Any]]:
     for line in _head_lines(raw):
         try:
             value = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # the loader says which
             continue
         if isinstance(value, dict):
             out.append(value)
@@ -123,7 +123,7 @@ def _is_session_record(record: dict[str, Any]) -> bool:
 def _one_json_document(raw: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 

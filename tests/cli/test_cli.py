@@ -73,7 +73,7 @@ def test_generate_is_deterministic(tmp_path: Path) -> None:
         (("render", SAMPLE, "--step", "⑨"), ": --step: expected a step number 1 to 21 or a label"),
         (("render", SAMPLE, "--step", "1", "--layout", "nope"), "neither a built-in layout"),
         (("render", SAMPLE, "--step", "1", "--wire", "gemini"), "invalid choice: 'gemini'"),
-        (("steps", "/no/such/file.yaml"), "/no/such/file.yaml: no such file or folder"),
+        (("steps", "/no/such/file.yaml"), "/no/such/file.yaml: cannot read the file"),
         (("generate", "--steps", "0", "-o", "x.jsonl"), "--steps: expected 1 to 150,000"),
         (("frobnicate",), "invalid choice: 'frobnicate'"),
     ],
