@@ -7,10 +7,14 @@ from typing import Any
 
 import streamlit as st
 
-from assembler.analysis.layouts import BUILTIN_LAYOUTS, Layout
-from assembler.analysis.lint import LintReport, lint_session
-from assembler.analysis.recommend import Recommendation, recommend
-from assembler.analysis.recommend_text import layout_text
+from assembler.analysis.advice import (
+    LintReport,
+    Recommendation,
+    layout_text,
+    lint_session,
+    recommend,
+)
+from assembler.analysis.engine import BUILTIN_LAYOUTS, Layout
 from assembler.sessions.model import Session
 from ui import data, layout_store
 from ui.sidebar import SCROLL_TOP

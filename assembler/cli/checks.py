@@ -27,7 +27,7 @@ def check_provider_model(source: str, provider: str | None, model: str | None) -
     :func:`provider_errors` checks it once the session is read."""
     if not provider:
         return
-    from assembler.cache.pricing import PROVIDER_IDS, check_model
+    from assembler.cache.prices.pricing import PROVIDER_IDS, check_model
     from assembler.cache.providers import normalize_provider
 
     with provider_errors(source, provider, model):
@@ -41,7 +41,7 @@ def check_provider_model(source: str, provider: str | None, model: str | None) -
 def provider_errors(source: str, provider: str | None, model: str | None) -> Iterator[None]:
     """A provider or model error inside names ``source`` and the flag (or session field);
     other errors pass as they are."""
-    from assembler.cache.pricing import PricingError
+    from assembler.cache.prices.pricing import PricingError
     from assembler.cache.providers import UnknownProvider
 
     try:
@@ -74,11 +74,10 @@ def open_input(target: str, command: str) -> Session:
     file was read as, and the importer's warnings, go to stderr, never into the output."""
     import sys
 
-    from assembler.analysis.inputs import open_one
-    from assembler.analysis.uploads import SESSION
+    from assembler.analysis.app import open_one
 
     opened = open_one(target, command)
-    if opened.kind != SESSION:
+    if opened.imported:
         print(f"{opened.name}: {opened.summary}", file=sys.stderr)
     for warning in opened.warnings:
         print(f"warning: {warning}", file=sys.stderr)

@@ -13,12 +13,12 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.layouts import load_layout
+from assembler.analysis.engine import load_layout
 from assembler.cli.analysis_commands import ONE_HELP
 from assembler.cli.checks import open_input
 
 if TYPE_CHECKING:
-    from assembler.analysis.lint import LintReport
+    from assembler.analysis.advice import LintReport
 
 EXIT_ERROR = 1
 
@@ -51,7 +51,7 @@ def lint_json(report: LintReport) -> dict[str, Any]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from assembler.analysis.lint import lint_lines, lint_session
+    from assembler.analysis.advice import lint_lines, lint_session
 
     layout = load_layout(args.layout)
     report = lint_session(open_input(args.session, "lint"), layout)

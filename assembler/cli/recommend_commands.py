@@ -12,13 +12,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.layouts import load_layout
+from assembler.analysis.engine import load_layout
 from assembler.cli.analysis_commands import TARGET_HELP, is_batch_target
 from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
 
 if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
-    from assembler.analysis.recommend import Recommendation
+    from assembler.analysis.advice import Recommendation
 
 DEFAULT_SESSIONS_PER_MONTH = 1000
 
@@ -36,7 +36,7 @@ def recommendation_lines(r: Recommendation, per_month: int) -> list[str]:
 
 
 def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
-    from assembler.analysis.recommend_text import layout_text
+    from assembler.analysis.advice import layout_text
 
     return {
         "provider": r.provider,
@@ -54,9 +54,8 @@ def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from assembler.analysis.inputs import open_session, session_names
-    from assembler.analysis.recommend import recommend
-    from assembler.analysis.recommend_text import layout_text
+    from assembler.analysis.advice import layout_text, recommend
+    from assembler.analysis.app import open_session, session_names
 
     if args.sessions_per_month < 0:
         raise UsageError(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from assembler.errors import UsageError
 
 if TYPE_CHECKING:
-    from assembler.analysis.usage import Bucket, UsageReport
+    from assembler.analysis.fleet import Bucket, UsageReport
 
 PROGRESS_AFTER = 1.0  # seconds before a bar is worth drawing
 CAUSES_SHOWN = 3
@@ -38,7 +38,7 @@ def _day(flag: str, text: str | None) -> date | None:
 
 
 def _targets(args: argparse.Namespace) -> list[str]:
-    from assembler.analysis.usage import default_places
+    from assembler.analysis.fleet import default_places
 
     if args.paths:
         return list(args.paths)
@@ -54,7 +54,7 @@ def _targets(args: argparse.Namespace) -> list[str]:
 def _names(targets: list[str], since: date | None) -> list[str]:
     """Every session of the targets; a file last written before ``since`` holds nothing
     after it and is not read."""
-    from assembler.analysis.inputs import session_names
+    from assembler.analysis.app import session_names
 
     names: list[str] = []
     for target in targets:
@@ -197,8 +197,7 @@ def _write_parquet(r: UsageReport, target: str) -> None:
 
 
 def cmd_usage(args: argparse.Namespace) -> int:
-    from assembler.analysis.batch import Options
-    from assembler.analysis.usage import collect, run_usage
+    from assembler.analysis.fleet import Options, collect, run_usage
 
     since, until = _day("--since", args.since), _day("--until", args.until)
     if args.workers is not None and args.workers < 1:

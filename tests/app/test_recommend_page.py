@@ -8,8 +8,8 @@ from functools import cache
 from app_helpers import ROOT, new_app
 from streamlit.testing.v1 import AppTest
 
-from assembler.analysis.layouts import builtin_layout
-from assembler.analysis.recommend import Recommendation, recommend
+from assembler.analysis.advice.recommendation import Recommendation, recommend
+from assembler.analysis.engine.layouts import builtin_layout
 from assembler.sessions.loader import load_session
 
 PAGE = "pages/6_Recommend.py"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assembler.analysis.inputs import open_session, session_names
+from assembler.analysis.app import open_session, session_names
 from assembler.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,7 +207,7 @@ def test_a_zip_of_several_keeps_each_subagent_with_its_transcript(tmp_path: Path
 
 
 def test_unzip_reads_only_the_members_asked_for(tmp_path: Path) -> None:
-    from assembler.analysis.uploads import unzip, zip_names
+    from assembler.analysis.app.uploads import unzip, zip_names
 
     archive = tmp_path / "two.zip"
     with zipfile.ZipFile(archive, "w") as z:

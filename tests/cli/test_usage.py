@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 
-from assembler.analysis.billing import session_costs
-from assembler.analysis.engine import analyze
-from assembler.analysis.inputs import open_session
-from assembler.analysis.layouts import builtin_layout
-from assembler.analysis.usage import default_places, unread_writes
+from assembler.analysis.app import open_session
+from assembler.analysis.bill import session_costs
+from assembler.analysis.engine import analyze, builtin_layout
+from assembler.analysis.fleet import default_places, unread_writes
 from assembler.cli.main import main
 from assembler.sessions.model import Usage
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from importer_helpers import FIXTURES, REQUESTS
 
-from assembler.analysis.importing import import_session
+from assembler.analysis.engine import import_session
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.importers.exchange import (
     ExchangeError,

@@ -113,7 +113,7 @@ def test_yaml_falls_back_to_the_pure_emitter_without_libyaml(
 ) -> None:
     import yaml
 
-    from assembler.analysis.importing import import_file
+    from assembler.analysis.engine import import_file
     from assembler.sessions.generator import write_session
 
     data = import_file("codex", CODEX)
