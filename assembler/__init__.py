@@ -76,7 +76,7 @@ if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
     from assembler.analysis.reports import analysis_json, analysis_rows
     from assembler.cache.store import CacheStore
     from assembler.sessions.generator import generate_session
-    from assembler.sessions.importers.exchange import read_exchange
+    from assembler.sessions.importers.request_logs.exchange import read_exchange
 
 # The engine (tokens, cache simulation, prices) and the importers load on first
 # use, so that assembling a context does not pay for them.

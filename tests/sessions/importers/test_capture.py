@@ -12,7 +12,7 @@ from importer_helpers import FIXTURES, REQUESTS
 
 from assembler.analysis.engine import import_session
 from assembler.sessions.importers import ImporterError
-from assembler.sessions.importers.exchange import (
+from assembler.sessions.importers.request_logs.exchange import (
     ExchangeError,
     is_capture,
     read_exchange,

@@ -17,12 +17,6 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from assembler.sessions.importers.exchange import (
-    ExchangeError,
-    flat_line,
-    is_capture,
-    read_exchange,
-)
 from assembler.sessions.importers.history import (
     Events,
     Imported,
@@ -42,6 +36,12 @@ from assembler.sessions.importers.records import (
     read_jsonl,
 )
 from assembler.sessions.importers.request_cache import request_settings, response_diagnostic
+from assembler.sessions.importers.request_logs.exchange import (
+    ExchangeError,
+    flat_line,
+    is_capture,
+    read_exchange,
+)
 from assembler.sessions.importers.request_logs.requests_lines import (
     Failures,
     failure,
