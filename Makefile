@@ -1,4 +1,6 @@
 # Two entry points: `make run` and `make test`. Each creates .venv and installs on first use.
+# `make check` is the inner loop: format, lint, types, import contracts and the tests that
+# need no browser and are not marked slow, on every core.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -39,14 +41,19 @@ types: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
+# Tests run on every core, a module's tests on one worker (its module-scoped fixtures are
+# built once); the browser tests after, in their own run (each module starts its own app
+# server and chromium).
 unit: $(STAMP)
-	$(BIN)/pytest -m "not browser"
+	$(BIN)/pytest -m "not browser" -n auto --dist loadscope
 
 browser: $(STAMP) chromium
 	$(BIN)/pytest -m browser
 
-test: $(STAMP) chromium lint types imports
-	$(BIN)/pytest
+check: lint types imports
+	$(BIN)/pytest -m "not browser and not slow" -n auto --dist loadscope
+
+test: $(STAMP) chromium lint types imports unit browser
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

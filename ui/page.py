@@ -45,6 +45,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/4_Savings.py", "Savings", ":material/savings:"),
     ("pages/5_Learn.py", "Learn", ":material/school:"),
     ("pages/6_Recommend.py", "Recommend", ":material/tips_and_updates:"),
+    ("pages/7_Live.py", "Live", ":material/sensors:"),
 )
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from assembler.cache.rules import openai_retention, rules
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import CacheResult, cache_key, states_at
+from assembler.cache.simulation import CacheResult, cache_key, prefix_result
 from assembler.cache.store import ALIVE, EXPIRED, CacheStore, common_length
 from assembler.design.wire import WireBlock, leading_same
 from assembler.sessions.model import RequestSettings
@@ -125,15 +125,13 @@ class BreakpointSimulator:
             cause = "cache_key_changed"
         elif shared and cum[shared - 1] > read and expired_at <= hit:
             cause = "breakpoint_mismatch"
-        states, full = states_at(cum, read, write)
-        return CacheResult(
+        return prefix_result(
+            tokens,
+            read,
+            write,
             total=running,
-            read=read,
-            write=write,
-            block_tokens=tuple(tokens),
-            block_cache=states,
+            minimum=self.min_tokens,
             expired=expired_at > hit,
-            below_minimum=running < self.min_tokens,
-            cached_blocks=full,
             cause=cause,
+            ends=cum,
         )

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from assembler.cache.rules import Retention, _default_retention, rules
 from assembler.cache.segmenter import Segmenter
-from assembler.cache.simulation import CacheResult, block_states
+from assembler.cache.simulation import CacheResult, prefix_result
 from assembler.cache.store import NEVER, CacheStore, common_length
 from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.design.wire import WireBlock
@@ -88,15 +88,12 @@ class PrefixUnitSimulator(TokenPrefixSimulator):
         for i in written:
             scope.put(keys[i], now, ret)
         write = max((cums[i] for i in written), default=read) - read
-        states, full = block_states(block_tokens, read, write)
-        return CacheResult(
+        return prefix_result(
+            block_tokens,
+            read,
+            write,
             total=total,
-            read=read,
-            write=write,
-            block_tokens=tuple(block_tokens),
-            block_cache=states,
+            minimum=minimum,
             expired=expired and read < total,
-            below_minimum=total < minimum,
-            cached_blocks=full,
             cause="prefix_unit_mismatch" if shared and cums[shared - 1] > read else None,
         )

@@ -84,12 +84,23 @@ class Segmenter:
     block name is kept, so an unchanged block costs one string comparison.
     """
 
-    def __init__(self, counter: TokenCounter) -> None:
+    def __init__(self, counter: TokenCounter, scale: float = 1.0) -> None:
         self.counter = counter
+        # counted sizes times ``scale``: a recorded session's sizes fitted to its bill, where
+        # the counter stands in for the provider's own tokenizer (declared sizes are as is)
+        self.scale = scale
         self._last: dict[str, _Split] = {}
+
+    def _scaled(self, counts: list[int]) -> list[int]:
+        """``counts`` times the scale, rounded so that every running total is."""
+        s = self.scale
+        ends = [round(c * s) for c in accumulate(counts)]
+        return [b - a for a, b in zip([0, *ends], ends, strict=False)]
 
     def split(self, name: str, text: Content) -> tuple[list[str], list[int], int]:
         split = self._split(name, text, self._last.get(name))
+        if self.scale != 1.0:
+            return split.lines, self._scaled(split.counts), round(split.total * self.scale)
         return split.lines, split.counts, split.total
 
     def _split(self, name: str, text: Content, last: _Split | None) -> _Split:
@@ -163,6 +174,8 @@ class Segmenter:
         last = self._last.get(block.name)
         if last is None or last.text is not content:
             last = self._split(block.name, content, last)
+        if self.scale != 1.0:
+            return round(last.total * self.scale), last.fingerprint
         return last.total, last.fingerprint
 
     def kept_lines(self, block: WireBlock, before: Content) -> int:
@@ -184,6 +197,8 @@ class Segmenter:
         prints = split.line_prints
         if prints is None:
             prints = split.line_prints = list(_prints(split.lines, 0, 0))[1:]
+        if self.scale != 1.0:
+            return self._scaled(split.counts), prints, round(split.total * self.scale)
         return split.counts, prints, split.total
 
     def block(self, block: WireBlock) -> tuple[list[str], list[int], int]:

@@ -71,6 +71,38 @@ def cache_key(settings: RequestSettings | None, default: str) -> str:
     return recorded if recorded is not None else default
 
 
+def prefix_result(
+    tokens: Sequence[int],
+    read: int,
+    write: int,
+    *,
+    total: int,
+    minimum: int,
+    expired: bool,
+    cause: str | None,
+    expected: bool = False,
+    ends: Sequence[int] | None = None,
+) -> CacheResult:
+    """The result of a request to a cache that holds prefixes: the blocks of ``tokens``
+    inside the first ``read`` tokens are read, those starting in the next ``write``
+    written, the rest uncached (``ends``: the blocks' running totals, if at hand)."""
+    states, full = (
+        block_states(tokens, read, write) if ends is None else states_at(ends, read, write)
+    )
+    return CacheResult(
+        total=total,
+        read=read,
+        write=write,
+        block_tokens=tuple(tokens),
+        block_cache=states,
+        expired=expired,
+        below_minimum=total < minimum,
+        cached_blocks=full,
+        cause=cause,
+        expected=expected,
+    )
+
+
 def block_states(tokens: Sequence[int], read: int, write: int) -> tuple[tuple[str, ...], int]:
     """Per block: read if it lies inside the read prefix, write if it starts inside the written part."""
     return states_at(list(accumulate(tokens)), read, write)

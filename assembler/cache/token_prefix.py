@@ -20,9 +20,9 @@ from assembler.cache.segmenter import Segmenter
 from assembler.cache.simulation import (
     UNCACHED,
     CacheResult,
-    block_states,
     cache_key,
     name_kind,
+    prefix_result,
 )
 from assembler.cache.store import CacheStore
 from assembler.design.wire import WireBlock, leading_same
@@ -236,18 +236,16 @@ class TokenPrefixSimulator:
         if total >= minimum:
             scope.write_path(keys, now, self.retention_for(model, settings), state)
             self._wrote = scope.path
-        states, full = block_states(block_tokens, read, write)
-        if self.uncounted and read:
-            read, states = self._uncount(sent, matched, read, states)
-        return CacheResult(
+        result = prefix_result(
+            block_tokens,
+            read,
+            write,
             total=total,
-            read=read,
-            write=write,
-            block_tokens=tuple(block_tokens),
-            block_cache=states,
+            minimum=minimum,
             expired=expired,
-            below_minimum=total < minimum,
-            cached_blocks=full,
             cause="cache_key_changed" if moved else None,
             expected=self.expected,
         )
+        if self.uncounted and read:  # still being made: the one place it is changed
+            result.read, result.block_cache = self._uncount(sent, matched, read, result.block_cache)
+        return result

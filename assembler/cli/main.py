@@ -12,6 +12,7 @@ from assembler.cli import analysis_commands as cli_analysis
 from assembler.cli import (
     compare_commands,
     lint_commands,
+    proxy_commands,
     recommend_commands,
     rules_commands,
     usage_commands,
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     recommend_commands.register(sub)
     rules_commands.register(sub)
     usage_commands.register(sub)
+    proxy_commands.register(sub)
     return parser
 
 

@@ -342,6 +342,12 @@ def _functions(v: Any) -> bool:
     return type(v) is dict and all(_text(k) and fits(f, _FUNCTION) for k, f in v.items())
 
 
+def _scales(v: Any) -> bool:
+    return type(v) is dict and all(
+        _text(k) and type(x) in (int, float) and 0.1 <= x <= 10 for k, x in v.items()
+    )
+
+
 def _spec(fields: Mapping[str, Kind], required: tuple[str, ...] = ()) -> Callable[[Any], bool]:
     spec = Spec(fields, required)
     return lambda v: fits(v, spec)
@@ -367,6 +373,7 @@ SESSION = Spec(
             }
         ),
         "skills": _list_of(Spec({"name": NAME, "description": TEXT}, ("name",))),
+        "token_scale": _scales,
         "tools": _list_of(TOOL),
         "deferred_tools": _list_of_kind(NAME),
         "computer_use": BOOL,

@@ -336,6 +336,7 @@ def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = 
         profile=_profile(raw_session),
         functions=functions,
         events=_events(data["events"], lines, source),
+        token_scale={k: float(v) for k, v in raw_session.get("token_scale", {}).items()},
     )
 
 

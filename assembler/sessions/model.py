@@ -325,3 +325,5 @@ class Session:
     profile: Profile
     functions: Mapping[str, FunctionSpec] = field(default_factory=dict)
     events: tuple[Event, ...] = ()
+    # per model, the factor that fits counted sizes to the bill (an imported session's)
+    token_scale: Mapping[str, float] = field(default_factory=dict)

@@ -408,6 +408,7 @@ def replay(
     return results
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     steps=st.lists(STEP, min_size=1, max_size=30),

@@ -287,6 +287,7 @@ def test_every_rule_names_its_source() -> None:
             assert str(rule.get("source", "")).strip(), f"{provider}.{name} has no source"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(

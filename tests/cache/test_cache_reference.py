@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,6 +115,7 @@ STEP = st.tuples(
 MODELS = {"openai": ("gpt-4o", "gpt-5"), "deepseek": ("deepseek-chat", "deepseek-reasoner")}
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(
     steps=st.lists(STEP, min_size=1, max_size=25),

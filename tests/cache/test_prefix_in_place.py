@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -246,6 +247,7 @@ def _run(
     return results
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     steps=st.lists(STEP, min_size=12, max_size=40),

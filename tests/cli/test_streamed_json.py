@@ -173,6 +173,7 @@ def analyses(draw: st.DrawFn) -> SessionAnalysis:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(a=analyses())
 def test_made_up_steps_stream_as_dumped(a: SessionAnalysis) -> None:

@@ -16,6 +16,7 @@ from assembler.sessions.loader import parse_session
 from assembler.sessions.replay import iter_steps, tree_options
 
 
+@pytest.mark.slow
 def test_a_5000_step_session_stays_under_the_budget() -> None:
     layout = builtin_layout("tree-budget")
     assert layout.tree_budget == 4000

@@ -75,6 +75,7 @@ def test_glob_named_file_wins(hostile: Path) -> None:
     assert "hostile" in run.stdout
 
 
+@pytest.mark.slow
 def test_batch_reports_a_file_over_its_budget_under_failed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

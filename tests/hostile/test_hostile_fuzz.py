@@ -7,6 +7,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from build import CLAUDE, CODEX, REQUESTS, ROOT
 from hypothesis import HealthCheck, given, settings
@@ -61,6 +62,7 @@ FAST = settings(
 )
 
 
+@pytest.mark.slow
 @FAST
 @given(mutations, st.booleans())
 def test_mutated_sessions(edits: list[tuple[float, int, str]], jsonl: bool) -> None:

@@ -106,6 +106,7 @@ def chains(draw: st.DrawFn) -> str:
     return jsonl(header(), evs)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(chains())
 def test_generated_chains_resolve_as_before(text: str) -> None:
@@ -144,6 +145,7 @@ def _resolve(path: Path, how: str) -> tuple[float, int]:
     return seconds, peak
 
 
+@pytest.mark.slow
 def test_a_chain_resolves_in_linear_memory(tmp_path: Path) -> None:
     """3,000 requests that each keep the one before: 4.5 million blocks resolved."""
     path = tmp_path / "c.jsonl"
@@ -156,6 +158,7 @@ def test_a_chain_resolves_in_linear_memory(tmp_path: Path) -> None:
     assert after[0] < 10
 
 
+@pytest.mark.slow
 def test_a_20000_chain_resolves_in_bounded_time_and_memory(tmp_path: Path) -> None:
     """200 million blocks once resolved; shared, the 20,000 small requests stay small."""
     path = tmp_path / "c.jsonl"
@@ -164,6 +167,7 @@ def test_a_20000_chain_resolves_in_bounded_time_and_memory(tmp_path: Path) -> No
     assert seconds < SECONDS and peak < 64_000_000, (seconds, peak)
 
 
+@pytest.mark.slow
 def test_steps_and_render_read_a_chain(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text(keep_chain(3000), "utf-8")
@@ -174,6 +178,7 @@ def test_steps_and_render_read_a_chain(tmp_path: Path) -> None:
     assert "turn 2999" in run.stdout and "turn 0" in run.stdout
 
 
+@pytest.mark.slow
 def test_an_analysis_past_its_work_bound_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text(keep_chain(20_000), "utf-8")
@@ -186,6 +191,7 @@ def test_an_analysis_past_its_work_bound_is_one_line(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 2])
 def test_a_short_chain_analyses(tmp_path: Path, n: int) -> None:
     path = tmp_path / "c.jsonl"

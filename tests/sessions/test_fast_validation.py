@@ -325,6 +325,7 @@ def _agree(text: str, *, jsonl: bool) -> None:
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(doc=documents())
 @example(doc={"format": FORMAT, "session": {"id": "s"}, "events": []})
@@ -332,6 +333,7 @@ def test_jsonl_accepted_and_refused_alike(doc: dict[str, Any]) -> None:
     _agree(_jsonl(doc), jsonl=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=documents())
 def test_yaml_accepted_and_refused_alike(doc: dict[str, Any]) -> None:
@@ -508,6 +510,7 @@ def _full_document() -> dict[str, Any]:
     return {"format": FORMAT, "session": session, "events": events}
 
 
+@pytest.mark.slow
 def test_every_field_bent_every_way() -> None:
     """Each field of a full document, at any depth, dropped or set to each odd value
     (and an unknown field added to each mapping): the quick path accepts none the

@@ -73,6 +73,7 @@ def _assert_one_line(exc: SessionError) -> None:
 # --- (a) YAML and JSON Lines agree ---------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(FAST, max_examples=25)
 @given(steps=st.integers(min_value=1, max_value=30), seed=st.integers(0, 10_000))
 def test_yaml_and_jsonl_parse_to_the_same_session(steps: int, seed: int) -> None:
@@ -103,6 +104,7 @@ def test_event_lines_point_at_the_events(steps: int, seed: int) -> None:
     assert [e.line for e in session.events] == [i + 2 for i in range(len(session.events))]
 
 
+@pytest.mark.slow
 @settings(FAST, max_examples=25)
 @given(sample=st.tuples(st.integers(1, 4), st.integers(0, 3)), data=st.data())
 def test_libyaml_and_python_readers_agree(sample: tuple[int, int], data: st.DataObject) -> None:
@@ -192,6 +194,7 @@ def test_truncated_text_fails_only_with_session_error(
     _load_and_replay(text[:cut], f"x.{spelling}")
 
 
+@pytest.mark.slow
 @FAST
 @given(sample=SAMPLES, spelling=SPELLINGS, data=st.data())
 def test_truncated_bytes_fail_only_with_session_error(
@@ -236,6 +239,7 @@ GARBAGE = st.one_of(
 )
 
 
+@pytest.mark.slow
 @FAST
 @given(sample=SAMPLES, spelling=SPELLINGS, data=st.data())
 def test_garbled_line_fails_only_with_session_error(
@@ -263,6 +267,7 @@ def test_garbled_line_fails_only_with_session_error(
     _load_and_replay("\n".join(lines), f"x.{spelling}")
 
 
+@pytest.mark.slow
 @FAST
 @given(
     spelling=SPELLINGS,
@@ -304,6 +309,7 @@ def test_compacting_keeps_requests_already_written_with_keep() -> None:
     assert out[2]["request"] == {"keep": 2, "blocks": [d]}  # after a, c: what events[1] reads as
 
 
+@pytest.mark.slow
 @settings(FAST, max_examples=20)
 @given(steps=st.integers(min_value=1, max_value=30), seed=st.integers(0, 10_000))
 def test_one_line_json_reads_as_the_yaml_reader_reads_it(steps: int, seed: int) -> None:

@@ -10,6 +10,13 @@ from typing import TYPE_CHECKING
 from assembler.lazy import lazy_names
 
 if TYPE_CHECKING:  # the public names; each loads its module when first used
+    from assembler.analysis.bill.against_bill import (
+        Fidelity,
+        continuity_breaks,
+        fidelity,
+        fidelity_lines,
+        hit_bin,
+    )
     from assembler.analysis.bill.agreement_summary import Agreement, agreement, agreement_lines
     from assembler.analysis.bill.billing import SessionCosts, billed_cost, session_costs
     from assembler.analysis.bill.measured import (
@@ -22,12 +29,17 @@ __getattr__ = lazy_names(__name__, __file__)
 
 __all__ = [
     "Agreement",
+    "Fidelity",
     "MeasuredComparison",
     "SessionCosts",
     "agreement",
     "agreement_lines",
     "billed_cost",
     "compare_measured",
+    "continuity_breaks",
+    "fidelity",
+    "fidelity_lines",
+    "hit_bin",
     "measured_check_json",
     "session_costs",
 ]

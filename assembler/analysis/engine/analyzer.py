@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -66,24 +66,26 @@ class _Target:
 class _Engine:
     """Simulators, segmenters and token counters, created once per provider/encoding."""
 
-    def __init__(self, ttl: str | None) -> None:
+    def __init__(self, ttl: str | None, scales: Mapping[str, float] | None = None) -> None:
         self.ttl = ttl
-        self._segmenters: dict[str, Segmenter] = {}
-        self._sims: dict[tuple[str, str], Simulator] = {}
+        self.scales = scales or {}  # per model, recorded sizes fitted to the bill
+        self._segmenters: dict[tuple[str, float], Segmenter] = {}
+        self._sims: dict[tuple[str, str, float], Simulator] = {}
         self._targets: dict[tuple[str, str], _Target] = {}
         self.approximate = False
 
     def segmenter(self, provider: str, model: str) -> Segmenter:
         choice = tokenizer_for(provider, model)
         self.approximate = self.approximate or not choice.exact
-        seg = self._segmenters.get(choice.encoding)
+        key = (choice.encoding, self.scales.get(model, 1.0))
+        seg = self._segmenters.get(key)
         if seg is None:
-            seg = self._segmenters[choice.encoding] = Segmenter(counter(choice.encoding))
+            seg = self._segmenters[key] = Segmenter(counter(choice.encoding), key[1])
         return seg
 
     def simulator(self, provider: str, model: str) -> Simulator:
         seg = self.segmenter(provider, model)
-        key = (provider, seg.counter.encoding_name)
+        key = (provider, seg.counter.encoding_name, seg.scale)
         sim = self._sims.get(key)
         if sim is None:
             sim = self._sims[key] = simulator(provider, seg, self.ttl)
@@ -246,7 +248,9 @@ def _analyze(
     first_model = model or session.profile.model
     named = (provider or session.profile.provider).lower()
     check_model(named if named in PROVIDER_IDS else first_provider, first_model)
-    engine = _Engine(ttl)
+    # sizes fitted to the bill hold for the provider and models that billed them
+    as_recorded = provider is None and model is None
+    engine = _Engine(ttl, session.token_scale if as_recorded else None)
     routes = _Routes(engine, store if store is not None else CacheStore())
     # a what-if provider/model is what every step is assembled for, not only priced at
     assembler = SessionAssembler(session, layout, provider=provider, model=model)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from assembler.analysis.engine import DiagnosticCheck, Miss, SessionAnalysis, StepAnalysis
+from assembler.analysis.engine import SessionAnalysis, StepAnalysis
 from assembler.analysis.reports.indented_json import dumps_indented
-from assembler.analysis.reports.report_json_steps import StepText
+from assembler.analysis.reports.report_json_steps import MISS_FIELDS, StepText
 from assembler.analysis.reports.step_notes import warning_lines
 from assembler.cache.rules import minimum_rule, rules, rules_version
 from assembler.design.context import format_time
@@ -16,31 +16,12 @@ from assembler.sessions.model import Usage
 # --- output shapes --------------------------------------------------------------------
 
 
-def _miss_json(m: Miss | None) -> dict[str, Any] | None:
-    if m is None:
-        return None
-    return {
-        "component": m.component,
-        "layer": m.layer,
-        "reason": m.reason,
-        "tokens_lost": m.tokens_lost,
-        "sentence": m.sentence,
-        "cause": m.cause,
-    }
+DIAGNOSTIC_FIELDS = ("provider", "type", "reason", "missed_tokens", "ours", "agrees", "sentence")
 
 
-def _diagnostic_json(d: DiagnosticCheck | None) -> dict[str, Any] | None:
-    if d is None:
-        return None
-    return {
-        "provider": d.provider,
-        "type": d.type,
-        "reason": d.reason,
-        "missed_tokens": d.missed_tokens,
-        "ours": d.ours,
-        "agrees": d.agrees,
-        "sentence": d.sentence,
-    }
+def _fields(value: object | None, names: tuple[str, ...]) -> dict[str, Any] | None:
+    """``value``'s attributes ``names`` as a JSON object, in that order; None for None."""
+    return None if value is None else {name: getattr(value, name) for name in names}
 
 
 def rules_json(a: SessionAnalysis) -> dict[str, Any]:
@@ -97,7 +78,7 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
             "hit_ratio": round(s.hit_ratio, 6),
             "cached_prefix_tokens": s.cached_prefix_tokens,
         },
-        "miss": _miss_json(s.miss),
+        "miss": _fields(s.miss, MISS_FIELDS),
         "cost": {"usd": round(s.usd, 8), "usd_without_cache": round(s.usd_without_cache, 8)},
         "blocks": [
             {
@@ -112,7 +93,7 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
             for b in s.blocks
         ],
         "measured": _usage_json(s.measured),
-        "provider_diagnostic": _diagnostic_json(s.diagnostic),
+        "provider_diagnostic": _fields(s.diagnostic, DIAGNOSTIC_FIELDS),
         # sizes of blocks the recorded request did not show, inferred from billed usage
         "inferred": [{"block": name, "tokens": n} for name, n in s.inferred],
         **({"warnings": list(s.warnings)} if s.warnings else {}),

@@ -129,15 +129,10 @@ _BLOCK_TEMPLATE = _template(
     ),
     4,
 )
+# a step's miss, in this order, in both JSON writers
+MISS_FIELDS = ("component", "layer", "reason", "tokens_lost", "sentence", "cause")
 _MISS_TEMPLATE = _template(
-    dict(
-        zip(
-            ("component", "layer", "reason", "tokens_lost", "sentence", "cause"),
-            map(_marker, range(6)),
-            strict=True,
-        )
-    ),
-    3,
+    dict(zip(MISS_FIELDS, map(_marker, range(len(MISS_FIELDS))), strict=True)), 3
 )
 _BLOCK_SEPARATOR = ",\n        "  # before each of a step's blocks but the first (level 4)
 
@@ -209,15 +204,7 @@ class StepText:
         return texts
 
     def _miss(self, m: Miss) -> str:
-        v = scalar
-        return _MISS_TEMPLATE % (
-            v(m.component, 4),
-            v(m.layer, 4),
-            v(m.reason, 4),
-            v(m.tokens_lost, 4),
-            v(m.sentence, 4),
-            v(m.cause, 4),
-        )
+        return _MISS_TEMPLATE % tuple(scalar(getattr(m, name), 4) for name in MISS_FIELDS)
 
     def _call_path(self, path: tuple[str, ...]) -> str:
         text = self._paths.get(path)

@@ -13,21 +13,27 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from assembler.sessions.importers.claude_code_reader import (
-    Dropped,
-    Transcript,
-    read_transcript,
+from assembler.sessions.importers.claude_code_prefix import (
+    first_reads,
+    prefix_blocks,
+    retooled,
+    system_part,
+    warm_split,
 )
+from assembler.sessions.importers.claude_code_reader import read_transcript
+from assembler.sessions.importers.claude_code_transcript import Dropped, Transcript
 from assembler.sessions.importers.history import (
     SIDE_CALL,
     Events,
     Imported,
     Request,
+    ScaleFit,
     TokenCount,
     ToolDone,
     TurnStart,
@@ -35,7 +41,6 @@ from assembler.sessions.importers.history import (
     infer_hidden,
     infer_prefix,
     session_doc,
-    unrecorded_block,
 )
 from assembler.sessions.importers.records import (
     MAX_RECORD_BYTES,
@@ -50,7 +55,6 @@ Block = dict[str, Any]
 AGENT = "claude-code"
 ROOT = "claude_code_session"
 _IDLE = timedelta(minutes=5)  # the shortest lifetime a prefix of the thread may have had
-CONTEXT_TEXT = "[context the client prepends to the first message: not recorded in the transcript]"
 
 
 def _folder(path: Path, folder: Path | None) -> Path | None:
@@ -86,36 +90,20 @@ def _is_compaction_file(p: Path) -> bool:
     return p.name.startswith("agent-acompact")
 
 
-def _finish(t: Transcript, count: TokenCount) -> Transcript:
-    t.prefix = infer_prefix([(r.usage, r.history) for r in t.requests], count)
+def _finish(t: Transcript, count: TokenCount, scales: Mapping[str, float]) -> Transcript:
+    requests = t.requests
+    t.prefix = infer_prefix(
+        [(r.usage, r.history) for r in requests],
+        count,
+        [scales.get(r.model, 1.0) for r in requests],
+    )
     # the part of the prefix a bill mixing lifetimes wrote for an hour
     t.hour = max(
         (r.usage.get("cache_write_1h", 0) for r in t.requests if r.usage and r.ttl == "5m"),
         default=0,
     )
-    infer_hidden(t.requests, count)
+    infer_hidden(t.requests, count, scales)
     return t
-
-
-# Requests whose read is the system prompt alone: after a compaction its messages are new,
-# and after a task notification the client re-sends them rewritten.
-_SYSTEM_ONLY = ("compaction", "task-notification")
-
-
-def _system_part(t: Transcript) -> int | None:
-    """The system prompt's own size, when the bill shows it apart from the context the
-    client prepends to the first message: the read of a main-thread request whose
-    messages are all new (see ``_SYSTEM_ONLY``)."""
-    requests = t.requests
-    for k, r in enumerate(requests):
-        label = r.label or ""
-        if r.thread == "" and label != SIDE_CALL and label.startswith(_SYSTEM_ONLY):
-            after = next((x for x in requests[k:] if x.usage is not None), None)
-            if after is not None and after.usage is not None:
-                read = after.usage["cache_read"]
-                if 0 < read < t.prefix:
-                    return read
-    return None
 
 
 @dataclass
@@ -145,14 +133,14 @@ class _Emitter:
             if r.model != self.main_model:
                 label = label or "model-switch"
             self.main_model = r.model
-        prefix = _prefix_blocks(t, who, self.system, r.ttl, r.rewrites)
+        prefix = prefix_blocks(t, who, self.system, r.ttl, r.rewrites)
         shared = self.warm.get(who, 0)
-        prefix = _warm(prefix, shared, self._warm_now(who, r, shared))
-        blocks = [*_retooled(prefix, r.retools), *history_blocks(r.history)]
+        prefix = warm_split(prefix, shared, self._warm_now(who, r, shared))
+        blocks = [*retooled(prefix, r.retools), *history_blocks(r.history)]
         # Claude Code marks the tail of every request; results that finished out of call
         # order are sent in call order with the marker on the one recorded last
-        marker = -1 if r.marker is None else len(blocks) - len(r.history) + r.marker
-        blocks[marker]["breakpoint"] = True
+        at = next((k for k, i in enumerate(r.history) if i is r.marker), None)
+        blocks[-1 if at is None else len(blocks) - len(r.history) + at]["breakpoint"] = True
         output = "\n".join(
             i.text if i.kind == "text" else f"[{i.kind} {i.label}]"
             for i in r.output
@@ -207,90 +195,6 @@ class _Emitter:
             self.subagent(self.unlinked.pop(0))
 
 
-def _prefix_blocks(
-    t: Transcript, who: str, system: int | None, ttl: str | None, rewrites: int = 0
-) -> list[Block]:
-    """The unrecorded system prompt and tools; apart from the context prepended to the
-    first message when the bill separates them: by the read after a compaction or a
-    rewrite (main agent), or by a bill mixing lifetimes (Claude Code writes its system
-    prompt and tools for an hour, the messages for five minutes). In a request of
-    5-minute writes the part billed for an hour carries its own lifetime. After the
-    client re-sent the conversation rewritten, the context is another text."""
-    size = system if system is not None and not who else None
-    if size is None and 0 < t.hour < t.prefix:
-        size = t.hour
-    if size is None:
-        blocks = [unrecorded_block(t.prefix, who)]
-    else:
-        head = unrecorded_block(size, who)
-        head["name"] = "unrecorded system prompt"
-        head["inferred"] = True
-        text = CONTEXT_TEXT if not who else CONTEXT_TEXT.replace("[", f"[{who}: ", 1)
-        if rewrites:
-            text = text.replace("]", f" (re-sent rewritten, {rewrites}×)]", 1)
-        context = {
-            "section": "messages",
-            "name": "unrecorded first-message context",
-            "role": "user",
-            "text": text,
-            "tokens": max(0, t.prefix - size),
-            "inferred": True,
-        }
-        blocks = [head, context]
-    if t.hour and ttl == "5m":
-        blocks[0]["ttl"] = "1h"
-    return blocks
-
-
-def _first_reads(main: Transcript, subs: list[Transcript]) -> dict[str, int]:
-    """Per thread (``who``), the read billed to its first request."""
-    out: dict[str, int] = {}
-    for t in (main, *subs):
-        who = "" if t is main else f"subagent {t.agent_id}"
-        usage = next((r.usage for r in t.requests if r.usage is not None), None)
-        if usage is not None:
-            out.setdefault(who, usage["cache_read"])
-    return out
-
-
-def _warm(blocks: list[Block], tokens: int, first: bool) -> list[Block]:
-    """The unrecorded blocks with their first ``tokens`` split off the block they end in,
-    so that every request of the thread has the same blocks; on the thread's first
-    request that part is marked as cached before the session (the simulator finds it
-    warm, as the provider did)."""
-    if tokens <= 0:
-        return blocks
-    out: list[Block] = []
-    left = tokens
-    for k, b in enumerate(blocks):
-        size = b["tokens"]
-        if 0 < left < size:
-            head = {**b, "name": f"{b['name']}, cached before", "tokens": left}
-            head.pop("breakpoint", None)
-            head.pop("ttl", None)
-            head["text"] = b["text"].replace("]", " (the part cached before the session)]", 1)
-            if first:
-                head["warm"] = True
-            return [*out, head, {**b, "tokens": size - left}, *blocks[k + 1 :]]
-        left -= size
-        out.append(b)
-        if left <= 0 or k == len(blocks) - 1:
-            if first:
-                out[-1] = {**b, "warm": True}
-            return [*out, *blocks[k + 1 :]]
-    return out
-
-
-def _retooled(blocks: list[Block], times: int) -> list[Block]:
-    """After the client listed its tools again, the system prompt and tools past the part
-    other traffic shares are another text."""
-    if not times:
-        return blocks
-    k = next(i for i, b in enumerate(blocks) if "cached before" not in b["name"])
-    again = blocks[k]["text"].replace("]", f" (tools listed again, {times}×)]", 1)
-    return [*blocks[:k], {**blocks[k], "text": again}, *blocks[k + 1 :]]
-
-
 def _start(t: Transcript) -> datetime:
     return t.entries[0].at
 
@@ -314,8 +218,8 @@ def _emit(main: Transcript, subs: list[Transcript]) -> Events:
         first_request.model,
         first_request.platform or "anthropic",
         unlinked,
-        _system_part(main),
-        _first_reads(main, subs),
+        system_part(main),
+        first_reads(main, subs),
     )
     first = main.entries[0].at
     events.enter(first, ROOT)
@@ -444,12 +348,17 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
             dropped,
             sidechains=False,
             thread="",
-            base=main.marks,
+            base=main,
         )
     ]
     _merge_compactions(main, calls)
+    # one factor per model fits the counted sizes to the bill, for every transcript alike
+    fit = ScaleFit()
     for t in (main, *subs):
-        _finish(t, count)
+        fit.add(t.requests, count)
+    scales = fit.scales()
+    for t in (main, *subs):
+        _finish(t, count, scales)
         if t is not main and t.agent_id is None:
             t.agent_id = Path(t.source).stem.removeprefix("agent-")
     requests = main.requests
@@ -467,5 +376,6 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
         environment=environment,
         events=events.events,
         title=main.title,
+        token_scale=scales,
     )
     return Imported(data, skipped.warnings(str(path)) + dropped.warnings())

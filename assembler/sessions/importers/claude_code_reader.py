@@ -12,11 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from assembler.sessions.importers.claude_code_transcript import (
+    Dropped,
+    Mark,
+    Transcript,
+    platform_of,
+)
 from assembler.sessions.importers.hidden import Hidden, image_hidden, nested_hidden
 from assembler.sessions.importers.history import (
-    Entry,
     Item,
     Request,
     TokenCount,
@@ -26,7 +31,6 @@ from assembler.sessions.importers.history import (
     json_text,
 )
 from assembler.sessions.importers.records import (
-    MAX_RECORD_BYTES,
     Record,
     anthropic_usage,
     anthropic_write_ttl,
@@ -46,88 +50,6 @@ TASK_NOTIFICATION = "<task-notification>"
 # ones, so the tool definitions change from there on.
 MCP_RECONNECTED = "<local-command-stdout>Reconnected to "
 _AGENT_ID = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
-_BEDROCK_MODEL = re.compile(r"^(us|eu|apac|global)\.anthropic\.|^anthropic\.")
-
-
-class Mark(NamedTuple):
-    """The history as it stood after a conversational record: the first ``length`` items
-    of ``items`` (a list only ever appended to at its open end), and how often the client
-    had re-sent the conversation rewritten by then."""
-
-    items: list[Item]
-    length: int
-    rewrites: int
-
-
-@dataclass
-class Transcript:
-    """One agent's conversation: the main session or one subagent."""
-
-    source: str
-    entries: list[Entry] = field(default_factory=list)
-    agent_id: str | None = None
-    session_id: str | None = None
-    cwd: str | None = None
-    git_branch: str | None = None
-    title: str | None = None
-    prefix: int = 0
-    hour: int = 0  # the prefix's part a bill mixing lifetimes wrote for an hour
-    marks: dict[str, Mark] = field(default_factory=dict)  # uuid → where the history stood
-    records: int = 0  # user / assistant records read
-    sidechain_records: int = 0  # of which isSidechain: true
-
-    @property
-    def requests(self) -> list[Request]:
-        return [e for e in self.entries if isinstance(e, Request)]
-
-    @property
-    def start(self) -> datetime | None:
-        return self.entries[0].at if self.entries else None
-
-
-def platform_of(message: Mapping[str, Any], model: str) -> str:
-    """Who served a response: Bedrock and Vertex ids carry their prefix, and their model
-    names their own spelling (``us.anthropic.…``, ``…@20250929``)."""
-    mid = message.get("id")
-    mid = mid if isinstance(mid, str) else ""
-    if mid.startswith("msg_bdrk_") or _BEDROCK_MODEL.match(model):
-        return "anthropic-bedrock"
-    if mid.startswith("msg_vrtx_") or "@" in model:
-        return "anthropic-vertex"
-    return "anthropic"
-
-
-@dataclass
-class Dropped:
-    """Records left out on purpose, each kind counted for one warning."""
-
-    repeated: int = 0  # a line repeating an earlier record's uuid
-    repeated_first: str = ""
-    oversized: int = 0  # a record over the size one may have, not a request
-    oversized_first: str = ""
-
-    def repeat(self, source: str, line: int) -> None:
-        self.repeated_first = self.repeated_first or f"line {line} of {source}"
-        self.repeated += 1
-
-    def too_large(self, source: str, line: int, size: int) -> None:
-        self.oversized_first = self.oversized_first or f"line {line} of {source}, {size:,} bytes"
-        self.oversized += 1
-
-    def warnings(self) -> tuple[str, ...]:
-        out: tuple[str, ...] = ()
-        if n := self.repeated:
-            out += (
-                f"skipped {n} repeated record{'s' if n > 1 else ''} (a uuid written again, "
-                f"the first copy kept; first at {self.repeated_first})",
-            )
-        if n := self.oversized:
-            out += (
-                f"skipped {n} oversized record{'s' if n > 1 else ''} (over "
-                f"{MAX_RECORD_BYTES:,} bytes, e.g. an attached file; its content is missing "
-                f"from the history; first at {self.oversized_first})",
-            )
-        return out
 
 
 @dataclass
@@ -145,13 +67,10 @@ class _Reader:
     pending_label: str | None = None
     last_input: datetime | None = None  # the record that completed the next request
     ttl: str | None = None  # the lifetime of the latest writes, for a request that wrote none
-    # The conversation tree. Only user and assistant records are its nodes: progress,
-    # hook, attachment and other system records are links passed through to their parent.
-    links: dict[str, str | None] = field(default_factory=dict)
     latest: str | None = None  # the latest conversational record
     # A compaction call's file re-emits only its own prompt: its history is the main
     # conversation's where that prompt's parent stands.
-    base: Mapping[str, Mark] | None = None
+    base: Transcript | None = None
     base_at: str | None = None
     rewrites: int = 0  # how often the client re-sent the conversation rewritten
     retools: int = 0  # how often the client listed its tools again
@@ -168,7 +87,7 @@ class _Reader:
             t.title = t.title or rec.data["summary"]
             return
         uuid = _opt_str(rec, "uuid")
-        if uuid is not None and self.base is not None and uuid in self.base:
+        if uuid is not None and self.base is not None and uuid in self.base.marks:
             return  # a record of the conversation itself, written again beside the call
         if rtype not in ("user", "assistant", "system"):
             if uuid:  # progress, attachments: links of the chain, adding nothing
@@ -206,17 +125,16 @@ class _Reader:
     def marks(self) -> dict[str, Mark]:
         return self.transcript.marks
 
+    @property
+    def links(self) -> dict[str, str | None]:
+        return self.transcript.links
+
     def _mark(self, uuid: str) -> None:
         self.marks[uuid] = Mark(self.history, len(self.history), self.rewrites)
         self.latest = uuid
 
     def _conversational_parent(self, rec: Record) -> str | None:
-        parent = _opt_str(rec, "parentUuid")
-        seen: set[str] = set()
-        while parent is not None and parent in self.links and parent not in seen:
-            seen.add(parent)
-            parent = self.links[parent]
-        return parent
+        return _through_links(_opt_str(rec, "parentUuid"), self.links)
 
     def _branch(self, rec: Record) -> None:
         """A new prompt whose parent is not the latest conversational record continues an
@@ -238,8 +156,10 @@ class _Reader:
         if rec.data.get("isCompactSummary"):
             self._append(Item("user", "summary", content_text(content)))
             return
-        if self.base is not None and (parent := _opt_str(rec, "parentUuid")) in self.base:
-            self.base_at = parent
+        if self.base is not None:
+            parent = _through_links(_opt_str(rec, "parentUuid"), self.base.links)
+            if parent in self.base.marks:
+                self.base_at = parent
         if isinstance(content, str):
             self._branch(rec)
             if content.startswith(TASK_NOTIFICATION):
@@ -329,7 +249,7 @@ class _Reader:
             sent = self.last_input if self.last_input is not None and self.last_input <= at else at
             history, rewrites = list(self.history), self.rewrites
             if self.base is not None and self.base_at is not None:
-                mark = self.base[self.base_at]
+                mark = self.base.marks[self.base_at]
                 history = mark.items[: mark.length] + history
                 rewrites += mark.rewrites
             request = Request(
@@ -407,7 +327,16 @@ class _Reader:
         return None
 
 
-def _marker(history: list[Item], last: Item | None) -> int | None:
+def _through_links(parent: str | None, links: Mapping[str, str | None]) -> str | None:
+    """The nearest conversational record at or above ``parent``."""
+    seen: set[str] = set()
+    while parent is not None and parent in links and parent not in seen:
+        seen.add(parent)
+        parent = links[parent]
+    return parent
+
+
+def _marker(history: list[Item], last: Item | None) -> Item | None:
     """Where the client puts the tail cache marker when the history ends in tool results
     that finished out of call order: on the result recorded last (it is sent in call
     order, and the bill leaves the results after it uncached). ``None``: the last item."""
@@ -416,7 +345,7 @@ def _marker(history: list[Item], last: Item | None) -> int | None:
     k = len(history) - 1
     while k >= 0 and history[k].kind == "tool_result":
         if history[k] is last:
-            return k
+            return last
         k -= 1
     return None
 
@@ -441,7 +370,7 @@ def read_transcript(
     *,
     sidechains: bool = True,
     thread: str = "",
-    base: Mapping[str, Mark] | None = None,
+    base: Transcript | None = None,
 ) -> list[Transcript]:
     """The main conversation first, then inline sidechains grouped by ``agentId``, or
     without one by their own chain of ``parentUuid`` links."""

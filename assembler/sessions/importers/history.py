@@ -71,7 +71,7 @@ class Request:
     thread: str = ""  # the conversation it belongs to ("" the main one)
     diagnostic: dict[str, Any] | None = None  # the provider's own cache verdict, if recorded
     service_tier: str | None = None  # a tier other than the standard one that served it
-    marker: int | None = None  # the history item carrying the tail cache marker (None: the last)
+    marker: Item | None = None  # the history item carrying the tail cache marker (None: the last)
     rewrites: int = 0  # how often the client had re-sent the conversation rewritten before it
     retools: int = 0  # how often the client had listed its tools again before it
 
@@ -250,6 +250,7 @@ def session_doc(
     environment: Mapping[str, Any] | None,
     events: list[dict[str, Any]],
     title: str | None = None,
+    token_scale: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     session: dict[str, Any] = {
         "id": (id or "imported")[:200],
@@ -257,6 +258,8 @@ def session_doc(
         "provider": provider,
         "model": model[:NAME_CHARS] or "unknown",
     }
+    if token_scale:
+        session["token_scale"] = dict(token_scale)
     if title:
         session["title"] = title
     if environment:
@@ -277,41 +280,81 @@ TokenCount = Callable[[str], int]
 """Counts a text's tokens. The caller brings it: sessions do not depend on the cache engine."""
 
 
-def counted_tokens(items: list[Item], count: TokenCount) -> int:
-    """Tokens of the recorded history; a hidden block counts its size once known."""
-    return sum(
-        (item.hidden.tokens if item.hidden.sized else 0) if item.hidden else count(item.text)
-        for item in items
-    )
+def counted_tokens(items: list[Item], count: TokenCount, scale: float = 1.0) -> int:
+    """Tokens of the recorded history (counted text times ``scale``); a hidden block counts
+    its size once known."""
+    visible = sum(count(item.text) for item in items if item.hidden is None)
+    hidden = sum(i.hidden.tokens for i in items if i.hidden is not None and i.hidden.sized)
+    return round(visible * scale) + hidden
 
 
-def infer_hidden(requests: list[Request], count: TokenCount) -> None:
+# below this many counted tokens of growth a fit says little: the factor stays 1
+_FIT_MINIMUM = 2_000
+
+
+@dataclass
+class ScaleFit:
+    """Per model, the billed growth and the counted growth of the requests seen so far."""
+
+    billed: dict[str, int] = field(default_factory=dict)
+    counted: dict[str, int] = field(default_factory=dict)
+
+    def add(self, requests: list[Request], count: TokenCount) -> None:
+        """Each pair of consecutive requests of one conversation on one model whose new
+        items all have text: what the bill grew by against what the counter counts."""
+        before: Request | None = None
+        for r in requests:
+            if r.usage is None or r.label == SIDE_CALL:
+                continue
+            if (
+                before is not None
+                and before.usage is not None
+                and before.model == r.model
+                and _continues(r, before)
+            ):
+                added = r.history[len(before.history) :]
+                if added and all(i.hidden is None for i in added):
+                    grew = total_input(r.usage) - total_input(before.usage)
+                    if grew > 0:
+                        self.billed[r.model] = self.billed.get(r.model, 0) + grew
+                        self.counted[r.model] = self.counted.get(r.model, 0) + sum(
+                            count(i.text) for i in added
+                        )
+            before = r
+
+    def scales(self) -> dict[str, float]:
+        """Per model, billed growth over counted growth, rounded to 3 places (1 when the
+        growth seen is too little to tell)."""
+        out: dict[str, float] = {}
+        for model, counted in self.counted.items():
+            if counted >= _FIT_MINIMUM:
+                out[model] = round(min(10.0, max(0.1, self.billed[model] / counted)), 3)
+        return out
+
+
+def infer_hidden(
+    requests: list[Request], count: TokenCount, scales: Mapping[str, float] | None = None
+) -> None:
     """Size the blocks whose text a transcript lacks from the billed growth.
 
     Between two consecutive requests of one conversation (the later one's history
     starts with the earlier one's), ``total(later) − total(earlier)`` is what was
-    added: the visible new blocks, counted, plus the hidden ones, split evenly.
-    When the total shrinks by about the size of the earlier thinking blocks, the
-    model drops them from the prompt (some models keep them, some drop earlier
-    turns' thinking): they leave this request's history and every later one's."""
+    added: the visible new blocks, counted (times the model's fitted ``scales``), plus
+    the hidden ones, split evenly. Thinking stays in the history it was sent in: on the
+    real transcripts we measured, dropping it where the total seemed to shrink broke the
+    history of later requests (the shrink was the counter's error, not the model's)."""
     before: Request | None = None
-    dropped: set[int] = set()
     for r in requests:
-        if dropped:
-            r.history = [i for i in r.history if id(i) not in dropped]
         if r.usage is None or r.label == SIDE_CALL:
             continue  # a side call (the /compact call) tells nothing of what later requests send
         if before is not None and before.usage is not None and _continues(r, before):
             added = r.history[len(before.history) :]
-            rest = total_input(r.usage) - total_input(before.usage) - counted_tokens(added, count)
-            thinking = [
-                i for i in before.history if i.kind == "thinking" and i.hidden and i.hidden.tokens
-            ]
-            kept = sum(i.hidden.tokens for i in thinking if i.hidden)
-            if thinking and rest < 0 and -rest >= kept // 2:
-                dropped.update(id(i) for i in thinking)
-                r.history = [i for i in r.history if id(i) not in dropped]
-                rest += kept
+            scale = (scales or {}).get(r.model, 1.0)
+            rest = (
+                total_input(r.usage)
+                - total_input(before.usage)
+                - counted_tokens(added, count, scale)
+            )
             unknown = [i.hidden for i in added if i.hidden is not None and not i.hidden.sized]
             for h in unknown:
                 h.tokens = max(0, rest) // len(unknown)
@@ -328,7 +371,9 @@ def _continues(later: Request, earlier: Request) -> bool:
 
 
 def infer_prefix(
-    requests: list[tuple[dict[str, int] | None, list[Item]]], count: TokenCount
+    requests: list[tuple[dict[str, int] | None, list[Item]]],
+    count: TokenCount,
+    scales: list[float] | None = None,
 ) -> int:
     """Size of what a transcript does not record (system prompt + tools).
 
@@ -337,5 +382,9 @@ def infer_prefix(
     with usage, floored at 0: the smallest, because history we under-count
     (omitted thinking, images) only ever makes the difference larger.
     """
-    gaps = [total_input(u) - counted_tokens(items, count) for u, items in requests if u is not None]
+    gaps = [
+        total_input(u) - counted_tokens(items, count, scales[k] if scales else 1.0)
+        for k, (u, items) in enumerate(requests)
+        if u is not None
+    ]
     return max(0, min(gaps)) if gaps else 0

@@ -42,6 +42,7 @@ def report(folder: Path) -> BatchReport:
     return analyze_batch(session_paths(str(folder)), workers=2)
 
 
+@pytest.mark.slow
 def test_the_folder_is_analysed_on_two_worker_processes(report: BatchReport) -> None:
     assert len(report.sessions) == N_SESSIONS
     assert report.workers == 2
@@ -49,6 +50,7 @@ def test_the_folder_is_analysed_on_two_worker_processes(report: BatchReport) -> 
     assert report.steps == sum(8 + i % 8 for i in range(N_SESSIONS))
 
 
+@pytest.mark.slow
 def test_a_bad_file_is_reported_not_fatal(report: BatchReport) -> None:
     assert [Path(f.path).name for f in report.failures] == ["broken.yaml"]
     message = report.failures[0].message
@@ -56,6 +58,7 @@ def test_a_bad_file_is_reported_not_fatal(report: BatchReport) -> None:
     assert "broken.yaml" in human_batch(report)
 
 
+@pytest.mark.slow
 def test_aggregate_equals_the_sum_of_single_analyses(folder: Path, report: BatchReport) -> None:
     picked = [folder / "s000.jsonl", folder / "s017.yaml", folder / "s123.yaml"]
     small = analyze_batch(picked, workers=2)
@@ -98,6 +101,7 @@ def test_distribution_and_histogram() -> None:
     assert h[0][0].strip() == "0–10%" and h[-1][0] == " 90–100%"
 
 
+@pytest.mark.slow
 def test_report_json(report: BatchReport) -> None:
     out = batch_json(report)
     assert out["sessions"] == N_SESSIONS and out["failed"] == 1
@@ -109,6 +113,7 @@ def test_report_json(report: BatchReport) -> None:
     assert out["failures"][0]["path"].endswith("broken.yaml")
 
 
+@pytest.mark.slow
 def test_targets(folder: Path) -> None:
     assert is_batch_target(str(folder))
     assert is_batch_target(str(folder / "s00*.yaml"))
@@ -119,6 +124,7 @@ def test_targets(folder: Path) -> None:
         session_paths(str(folder / "nothing-*.yaml"))
 
 
+@pytest.mark.slow
 def test_cli_glob_json_and_errors(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["analyze", str(folder / "s01*"), "--json", "--workers", "2"])
     out = json.loads(capsys.readouterr().out)

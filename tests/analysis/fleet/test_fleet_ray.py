@@ -62,6 +62,7 @@ def comparable(report: BatchReport) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow
 def test_ray_gives_the_local_engines_numbers_for_200_sessions(
     local: BatchReport, on_ray: BatchReport
 ) -> None:
@@ -72,6 +73,7 @@ def test_ray_gives_the_local_engines_numbers_for_200_sessions(
     assert on_ray.steps == sum(2 + i % 3 for i in range(N_SESSIONS))
 
 
+@pytest.mark.slow
 def test_ray_reads_file_uris_and_streams_each_result(folder: Path, local_ray: None) -> None:
     from assembler.analysis.fleet.fleet_ray import analyze_batch_ray
 
@@ -85,6 +87,7 @@ def test_ray_reads_file_uris_and_streams_each_result(folder: Path, local_ray: No
     assert [s.usd for s in report.sessions] == [s.usd for s in local.sessions]
 
 
+@pytest.mark.slow
 def test_cli_engine_ray_prints_the_batch_report(
     folder: Path, local_ray: None, capsys: pytest.CaptureFixture[str]
 ) -> None:

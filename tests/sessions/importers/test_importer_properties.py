@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from importer_helpers import CLAUDE, CODEX, REQUESTS, SUBAGENT, steps
@@ -84,6 +85,7 @@ def not_a_json_object(line: bytes) -> bool:
         return True
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged())
 def test_damaged_lines_are_skipped_and_counted_or_a_clear_error(case: tuple[str, bytes]) -> None:

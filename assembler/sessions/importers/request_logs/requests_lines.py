@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from assembler.sessions.importers.claude_code_reader import platform_of
+from assembler.sessions.importers.claude_code_transcript import platform_of
 from assembler.sessions.importers.records import Record, parse_time, preview
 
 _TIME_KEYS = ("timestamp", "time", "created_at", "startTime", "start_time")

@@ -10,7 +10,7 @@ request's own; usage comes from the response. See docs/importers.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
@@ -61,7 +61,13 @@ from assembler.sessions.importers.request_logs.requests_shapes import (
 
 ROOT = "requests_log"
 ANTHROPIC, CHAT, RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
-__all__ = ["anthropic_blocks", "chat_blocks", "import_requests", "responses_blocks"]
+__all__ = [
+    "anthropic_blocks",
+    "chat_blocks",
+    "import_requests",
+    "requests_session",
+    "responses_blocks",
+]
 
 
 def _map(rec: Record, *keys: str) -> Mapping[str, Any]:
@@ -242,8 +248,15 @@ def _in_time_order(calls: list[_Call]) -> tuple[list[_Call], tuple[str, ...]]:
 
 
 def import_requests(path: Path) -> Imported:
-    skipped, failures = Skipped(), Failures()
-    calls = [c for rec in read_jsonl(path, skipped) if (c := _read_call(rec, failures))]
+    skipped = Skipped()
+    got = requests_session(read_jsonl(path, skipped), str(path), path.stem)
+    return Imported(got.data, skipped.warnings(str(path)) + got.warnings)
+
+
+def requests_session(records: Iterable[Record], source: str, id: str) -> Imported:
+    """The session of a request log's lines, already read (a file's, or a proxy's so far)."""
+    failures = Failures()
+    calls = [c for rec in records if (c := _read_call(rec, failures))]
     calls, order_note = _in_time_order(calls)
     stored = _Stored()
     events = Events()
@@ -277,13 +290,13 @@ def import_requests(path: Path) -> Imported:
         )
     if initial is None or events.last is None:
         raise no_requests(
-            str(path),
+            source,
             'lines like {"timestamp", "request", "response"} or captured exchanges '
             '{"request": {"url", "body"}, "response": {"status_code", "body"}}',
         )
     events.close_all(events.last)
     data = session_doc(
-        id=path.stem,
+        id=id,
         agent="requests-log",
         provider=initial[0],
         model=initial[1],
@@ -291,4 +304,4 @@ def import_requests(path: Path) -> Imported:
         events=events.events,
     )
     notes = failures.warnings() + order_note + stored.warnings()
-    return Imported(data, skipped.warnings(str(path)) + notes)
+    return Imported(data, notes)

@@ -1,0 +1,58 @@
+"""The Live page in Debian's chromium, following a running proxy: requests sent through it
+by the official SDK appear without a reload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import anthropic
+import pytest
+from playwright.sync_api import expect
+
+from tests.live.fake_upstream import FakeUpstream
+from tests.live.proxy_process import running_proxy
+
+pytestmark = pytest.mark.browser
+
+SYSTEM = [
+    {
+        "type": "text",
+        "text": "You are a patient agent. " * 300,
+        "cache_control": {"type": "ephemeral"},
+    }
+]
+
+
+def metric(tab: Any, label: str) -> Any:
+    box = tab.locator('[data-testid="stMetric"]').filter(has_text=label)
+    return box.locator('[data-testid="stMetricValue"]')
+
+
+def test_requests_appear_as_they_pass_the_proxy(server: str, tab: Any, tmp_path: Path) -> None:
+    upstream = FakeUpstream()
+    log = tmp_path / "live.jsonl"
+    try:
+        with running_proxy(upstream.url, log, "--prediction-wait", "60") as proxy:
+            tab.goto(f"{server}/Live?log={quote(str(log))}")
+            expect(tab.get_by_text("holds no exchange yet", exact=False)).to_be_visible()
+            client = anthropic.Anthropic(api_key="sk-ant-test", base_url=proxy.url, max_retries=0)
+            messages: list[Any] = [{"role": "user", "content": "first"}]
+            client.messages.create(
+                model="claude-sonnet-4-5", max_tokens=8, system=SYSTEM, messages=messages
+            )
+            expect(metric(tab, "Requests")).to_have_text("1")
+            messages += [
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "next"},
+            ]
+            with client.messages.stream(
+                model="claude-sonnet-4-5", max_tokens=8, system=SYSTEM, messages=messages
+            ) as stream:
+                stream.until_done()
+            expect(metric(tab, "Requests")).to_have_text("2")  # no reload in between
+            expect(tab.locator('[data-testid="stDataFrame"]')).to_be_visible()
+            expect(metric(tab, "Billed")).not_to_have_text("$0.0000")
+    finally:
+        upstream.close()
