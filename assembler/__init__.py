@@ -61,6 +61,7 @@ from assembler.sessions.replay import Step, iter_steps, replay
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
     from assembler.analysis.advice import Comparison, compare, layout_text, lint_session, recommend
+    from assembler.analysis.app import open_session, session_names
     from assembler.analysis.bill import SessionCosts, compare_measured, session_costs
     from assembler.analysis.engine import (
         BlockAnalysis,
@@ -75,6 +76,7 @@ if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
     from assembler.analysis.reports import analysis_json, analysis_rows
     from assembler.cache.store import CacheStore
     from assembler.sessions.generator import generate_session
+    from assembler.sessions.importers.request_logs.exchange import read_exchange
 
 # The engine (tokens, cache simulation, prices) and the importers load on first
 # use, so that assembling a context does not pay for them.
@@ -153,13 +155,16 @@ __all__ = [
     "load_layout",
     "load_session",
     "off_path_calls",
+    "open_session",
     "parse_session",
+    "read_exchange",
     "recommend",
     "register_builtins",
     "render_call_tree",
     "replay",
     "run_fleet",
     "session_costs",
+    "session_names",
     "to_anthropic",
     "to_openai",
     "tree_rows",

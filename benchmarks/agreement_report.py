@@ -36,7 +36,8 @@ def fixture_files(root: Path) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
     for path in sorted(root.rglob("*.jsonl")):
         rel = path.relative_to(root).as_posix()
-        if "/subagents/" in f"/{rel}":
+        # capture/ holds requests/proxy.jsonl's calls again, as captured: counted once
+        if "/subagents/" in f"/{rel}" or rel.startswith("capture/"):
             continue
         if rel.startswith("requests/"):
             out.append(("requests", path))

@@ -71,7 +71,7 @@ def start_ray(cores: int) -> float:
     return time.perf_counter() - begin
 
 
-def local_run(paths: list[Path], workers: int) -> Callable[[], BatchReport]:
+def local_run(paths: list[str], workers: int) -> Callable[[], BatchReport]:
     return lambda: analyze_batch(paths, workers=workers)
 
 

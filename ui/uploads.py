@@ -113,7 +113,7 @@ def uploader(errors: list[str]) -> None:
         max_upload_size=data.MAX_SESSION_MB,
         help=(
             "A session file, a Claude Code transcript (with its agent-*.jsonl subagent files, "
-            "or all in a zip), a Codex rollout or a request log; at most "
+            "or all in a zip), a Codex rollout, a request log or OTel traces; at most "
             f"{data.MAX_SESSION_MB} MB per file."
         ),
     )

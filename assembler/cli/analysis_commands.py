@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.engine import TTLS, Layout, load_layout
-from assembler.cli.checks import check_provider_model, provider_errors
+from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.output_files import output_target, write_text
 from assembler.safe_text import csv_row, printable
-from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
     from assembler.analysis.engine import SessionAnalysis
@@ -35,9 +34,17 @@ if TYPE_CHECKING:
 
 EXIT_THRESHOLD = 1
 EXIT_BAD_INPUT = 2
+TARGET_HELP = (
+    "a session file or a raw transcript (Claude Code, Codex, request log, OTel traces), "
+    "a zip of them, or a folder or a quoted glob of any mix"
+)
+ONE_HELP = (
+    "a session file or a raw transcript (Claude Code, Codex, request log, OTel traces), "
+    "or a zip or folder holding one (a zip's member as ARCHIVE.zip:MEMBER)"
+)
 
 
-_TEXT_COLUMNS = {"", "label", "function", "miss"}
+_TEXT_COLUMNS = {"", "label", "function", "miss", "project", "day"}
 
 
 def table_lines(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
@@ -136,21 +143,19 @@ def human_analysis(a: SessionAnalysis, recorded: bool = True) -> str:
 
 
 def is_batch_target(target: str) -> bool:
-    """A folder or a glob, not one session file (a file is surely one: no import needed)."""
-    if Path(target).is_file():
-        return False
-    from assembler.analysis.fleet import is_batch_target as batch_target
+    """A folder, a glob or a zip of several sessions, not one session's file."""
+    if Path(target).is_file() and not target.lower().endswith(".zip"):
+        return False  # surely one session: the batch machinery is not imported
+    from assembler.analysis.app import is_many
 
-    return batch_target(target)
+    return is_many(target)
 
 
-def session_files(target: str) -> list[Path]:
-    from assembler.analysis.fleet import session_paths
+def session_files(target: str) -> list[str]:
+    """The sessions of a folder, zip or glob, as :mod:`assembler.analysis.app` names them."""
+    from assembler.analysis.app import session_names
 
-    try:
-        return session_paths(target)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    return session_names(target)
 
 
 def _fleet_wanted(args: argparse.Namespace) -> bool:
@@ -285,7 +290,7 @@ def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
     from assembler.analysis.engine import analyze
     from assembler.analysis.reports import write_analysis_json
 
-    session = load_session(args.session)
+    session = open_input(args.session, "analyze")
     with provider_errors(session.source, args.provider, args.model):
         a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
     _write_outputs(args, a, session)
@@ -308,7 +313,7 @@ def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
 def register(sub: Any) -> None:
     """Add the analysis subcommands to the CLI's subparsers."""
     p = sub.add_parser("analyze", help="tokens, cache reads/writes, misses and cost per step")
-    p.add_argument("session", help="a session file, or a folder or a quoted glob of them")
+    p.add_argument("session", help=TARGET_HELP)
     p.add_argument("--layout", default="seed", help="built-in layout name or a layout file")
     p.add_argument("--provider", help="override the session's provider")
     p.add_argument("--model", help="override the session's model")

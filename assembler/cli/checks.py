@@ -1,4 +1,5 @@
-"""Checks of the arguments several commands share: ``--provider`` / ``--model`` and ``--step``.
+"""What several commands share: the check of ``--provider`` / ``--model`` and ``--step``,
+and opening the one session a command reads.
 
 Each failure is one line naming the file, the flag and what was expected, raised as a
 :class:`UsageError` that ``cli.main`` turns into exit status 2.
@@ -8,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.replay import Step, find_step
+
+if TYPE_CHECKING:
+    from assembler.sessions.model import Session
 
 LABELS_SHOWN = 3  # a hint, not a listing: `steps` prints them all
 
@@ -62,3 +67,18 @@ def pick_step(source: str, steps: Sequence[Step], selector: str) -> Step:
     else:
         expected = f"a step number 1 to {len(steps)} (the session has no labelled steps)"
     raise UsageError(f"{source}: --step: expected {expected}, found {selector!r}")
+
+
+def open_input(target: str, command: str) -> Session:
+    """The one session ``target`` holds (a raw transcript imported in memory); what a raw
+    file was read as, and the importer's warnings, go to stderr, never into the output."""
+    import sys
+
+    from assembler.analysis.app import open_one
+
+    opened = open_one(target, command)
+    if opened.imported:
+        print(f"{opened.name}: {opened.summary}", file=sys.stderr)
+    for warning in opened.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return opened.session

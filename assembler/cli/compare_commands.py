@@ -19,19 +19,20 @@ from assembler.analysis.engine import TTLS, load_layout
 from assembler.cli.analysis_commands import (
     EXIT_BAD_INPUT,
     EXIT_THRESHOLD,
+    TARGET_HELP,
     is_batch_target,
     money,
     session_files,
     table_lines,
 )
-from assembler.cli.checks import check_provider_model, provider_errors
+from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
 from assembler.output_files import output_target
-from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
     from assembler.analysis.advice import Comparison
     from assembler.analysis.reports import CaseResult
+    from assembler.sessions.model import Session
 
 
 def human_comparison(c: Comparison, max_drop: float, max_increase: float) -> str:
@@ -69,9 +70,14 @@ def exceeded(c: Comparison, max_drop: float, max_increase: float) -> bool:
 
 
 def _compare_one(args: argparse.Namespace, path: str) -> Comparison:
+    from assembler.analysis.app import open_session
+
+    return _compare_session(args, open_session(path).session)
+
+
+def _compare_session(args: argparse.Namespace, session: Session) -> Comparison:
     from assembler.analysis.advice import compare
 
-    session = load_session(path)
     base, head = load_layout(args.base), load_layout(args.head)
     with provider_errors(session.source, args.provider, args.model):
         return compare(session, base, head, provider=args.provider, model=args.model, ttl=args.ttl)
@@ -111,7 +117,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return cmd_compare_many(args)
     start = time.perf_counter()
     try:
-        c = _compare_one(args, args.session)
+        c = _compare_session(args, open_input(args.session, "compare"))
     except Exception as exc:
         _write_junit(args, [CaseResult(args.session, time.perf_counter() - start, error=str(exc))])
         raise
@@ -173,7 +179,7 @@ def cmd_compare_many(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add ``compare`` to the CLI's subparsers."""
     p = sub.add_parser("compare", help="two layouts side by side; exit 1 past a threshold")
-    p.add_argument("session", help="a session file, or a folder or a quoted glob of them")
+    p.add_argument("session", help=TARGET_HELP)
     p.add_argument("--base", required=True, help="layout name or file")
     p.add_argument("--head", required=True, help="layout name or file")
     p.add_argument("--provider")

@@ -2,8 +2,8 @@
 
 Formats: ``claude-code`` (Claude Code transcript), ``codex`` (Codex CLI
 rollout), ``requests`` (raw request/response log), ``otel`` (OTLP JSON traces). The output is written as
-YAML for ``.yaml`` / ``.yml``, JSON Lines otherwise, and is checked by loading it
-back before the command reports success. Bad input raises
+JSON Lines (by default ``<FILE's stem>.session.jsonl`` in the current folder), YAML for
+``.yaml`` / ``.yml``, and is checked by loading it back before the command reports success. Bad input raises
 :class:`assembler.errors.UsageError` (one line, exit 2).
 """
 
@@ -27,6 +27,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from assembler.sessions.generator import write_session
 
     source = Path(args.file)
+    args.output = args.output or f"{source.stem}.session.jsonl"
     if not source.is_file():
         raise UsageError(f"{source}: no such file")
     subagents = Path(args.subagents) if args.subagents else None
@@ -90,6 +91,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("format", choices=list(FORMATS))
     p.add_argument("file")
-    p.add_argument("-o", "--output", required=True, help="session file to write (.yaml or .jsonl)")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="session file to write: JSON Lines, or YAML for .yaml / .yml "
+        "(default: FILE's name + .session.jsonl, here)",
+    )
     p.add_argument("--subagents", help="folder of Claude Code subagent transcripts (agent-*.jsonl)")
     p.set_defaults(run=cmd_import)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assembler.analysis.engine import SessionAssembler, load_layout, request_json
-from assembler.cli.checks import check_provider_model, pick_step
+from assembler.cli.checks import check_provider_model, open_input, pick_step
 from assembler.design.components import default_registry
 from assembler.design.context import format_time
 from assembler.design.layers import Layer
@@ -17,7 +17,6 @@ from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.output_files import output_target, replacing
 from assembler.safe_text import printable
-from assembler.sessions.loader import load_session
 from assembler.sessions.model import MAX_BYTES
 from assembler.sessions.replay import replay
 
@@ -54,7 +53,7 @@ def cmd_components(args: argparse.Namespace) -> int:
 
 
 def cmd_steps(args: argparse.Namespace) -> int:
-    session = load_session(args.session)
+    session = open_input(args.session, "steps")
     rows: list[dict[str, Any]] = [
         {
             "step": s.number,
@@ -77,7 +76,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     check_provider_model(args.session, args.provider, args.model)
-    session = load_session(args.session)
+    session = open_input(args.session, "render")
     # a what-if provider/model is assembled for, as analyze does (its guidance, the bindings)
     assembler = SessionAssembler(
         session, load_layout(args.layout), provider=args.provider, model=args.model
@@ -97,7 +96,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_walkthrough(args: argparse.Namespace) -> int:
-    session = load_session(args.session)
+    session = open_input(args.session, "walkthrough")
     assembler = SessionAssembler(session, load_layout(args.layout))
     labelled = [s for s in assembler.steps() if s.label]
     if not labelled:

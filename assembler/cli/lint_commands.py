@@ -14,7 +14,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.engine import load_layout
-from assembler.sessions.loader import load_session
+from assembler.cli.analysis_commands import ONE_HELP
+from assembler.cli.checks import open_input
 
 if TYPE_CHECKING:
     from assembler.analysis.advice import LintReport
@@ -52,7 +53,8 @@ def lint_json(report: LintReport) -> dict[str, Any]:
 def cmd_lint(args: argparse.Namespace) -> int:
     from assembler.analysis.advice import lint_lines, lint_session
 
-    report = lint_session(load_session(args.session), load_layout(args.layout))
+    layout = load_layout(args.layout)
+    report = lint_session(open_input(args.session, "lint"), layout)
     if args.json:
         print(json.dumps(lint_json(report), ensure_ascii=False, indent=2))
     else:
@@ -62,7 +64,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     p = sub.add_parser("lint", help="volatile components found by perturbation; exit 1 on an error")
-    p.add_argument("session", help="a session file")
+    p.add_argument("session", help=ONE_HELP)
     p.add_argument("--layout", default="seed", help="built-in layout name or a layout file")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_lint)

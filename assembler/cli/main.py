@@ -15,6 +15,7 @@ from assembler.cli import (
     proxy_commands,
     recommend_commands,
     rules_commands,
+    usage_commands,
 )
 from assembler.cli import import_commands as cli_import
 from assembler.cli.analysis_commands import EXIT_BAD_INPUT
@@ -51,12 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_components)
 
     p = sub.add_parser("steps", help="list a session's steps (one per LLM call)")
-    p.add_argument("session")
+    p.add_argument("session", help=cli_analysis.ONE_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_steps)
 
     p = sub.add_parser("render", help="print what the model receives at one step")
-    p.add_argument("session")
+    p.add_argument("session", help=cli_analysis.ONE_HELP)
     p.add_argument(
         "--step",
         required=True,
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint_commands.register(sub)
     recommend_commands.register(sub)
     rules_commands.register(sub)
+    usage_commands.register(sub)
     proxy_commands.register(sub)
     return parser
 

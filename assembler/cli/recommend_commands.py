@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.engine import load_layout
-from assembler.cli.analysis_commands import is_batch_target
-from assembler.cli.checks import check_provider_model, provider_errors
+from assembler.cli.analysis_commands import TARGET_HELP, is_batch_target
+from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
 from assembler.output_files import output_target, write_text
-from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
     from assembler.analysis.advice import Recommendation
@@ -57,7 +56,7 @@ def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
 
 def cmd_recommend(args: argparse.Namespace) -> int:
     from assembler.analysis.advice import layout_text, recommend
-    from assembler.analysis.fleet import session_paths
+    from assembler.analysis.app import open_session, session_names
 
     if args.sessions_per_month < 0:
         raise UsageError(
@@ -65,17 +64,13 @@ def cmd_recommend(args: argparse.Namespace) -> int:
             f" found {args.sessions_per_month}"
         )
     check_provider_model(args.session, args.provider, args.model)
-    if is_batch_target(args.session):
-        try:
-            paths = session_paths(args.session)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    else:
-        paths = [Path(args.session)]
-    inputs = [*paths, args.layout]  # a layout file is an input too
+    inputs = [Path(args.session), args.layout]  # a layout file is an input too
     if args.output:
         output_target(args.output, "-o", inputs)  # a bad target refused before the search
-    sessions = [load_session(str(p)) for p in paths]
+    if is_batch_target(args.session):  # one agent's sessions, searched together
+        sessions = [open_session(name).session for name in session_names(args.session)]
+    else:
+        sessions = [open_input(args.session, "recommend")]
     layout = load_layout(args.layout)
     with provider_errors(args.session, args.provider, args.model):
         r = recommend(sessions, layout, provider=args.provider, model=args.model)
@@ -96,9 +91,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     p = sub.add_parser("recommend", help="the cheapest layout for a session or a folder of them")
-    p.add_argument(
-        "session", help="a session file, or a folder or a quoted glob of one agent's sessions"
-    )
+    p.add_argument("session", help=TARGET_HELP + " (one agent's sessions, searched together)")
     p.add_argument("--layout", default="seed", help="the current layout: built-in name or a file")
     p.add_argument("--provider", help="bill under this provider instead of the session's")
     p.add_argument("--model", help="bill under this model instead of the session's")

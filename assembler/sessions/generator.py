@@ -192,10 +192,13 @@ def generate_session(steps: int, seed: int = 0) -> dict[str, Any]:
 
 
 def write_session(data: dict[str, Any], path: Path | str) -> None:
-    """YAML for ``.yaml``/``.yml``, JSON Lines otherwise."""
+    """YAML for ``.yaml``/``.yml`` (libyaml's emitter where installed: the pure one takes
+    seconds for a long transcript), JSON Lines otherwise."""
     path = Path(path)
     if path.suffix in (".yaml", ".yml"):
-        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        text = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)
+        path.write_text(text, "utf-8")
         return
     header = {"format": data["format"], "session": data["session"]}
     with path.open("w", encoding="utf-8") as f:

@@ -96,14 +96,22 @@ def test_recorded_requests_without_flags_say_no_block_changed() -> None:
 
 
 def test_the_lint_banner_says_what_no_error_means_and_counts_the_costly() -> None:
-    session = load_session(ROOT / "sample_sessions" / "coding_agent_midnight.yaml")
+    # date-in-l0 on a session that never crosses midnight: the date is a cost, not an error
+    session = load_session(ROOT / "sample_sessions" / "research_agent.yaml")
     report = lint_session(session, builtin_layout("date-in-l0"))
     costly = sum(1 for c in report.components if c.changes and c.severity != "stable")
     assert report.errors == 0 and costly > 0
-    at = _page(RECOMMEND, session="coding_agent_midnight", layout="date-in-l0")
+    at = _page(RECOMMEND, session="research_agent", layout="date-in-l0")
     verdict = at.success[0].value
     assert "changes on every call" in verdict
     assert f"{costly} volatile components in the cached prefix" in verdict
+
+
+def test_the_lint_banner_is_an_error_for_the_date_in_l0_across_midnight() -> None:
+    at = _page(RECOMMEND, session="coding_agent_midnight", layout="date-in-l0")
+    assert any("1 error(s): a component changes within the session" in e.value for e in at.error), [
+        e.value for e in at.error
+    ]
 
 
 def test_recommend_writes_a_hit_ratio_difference_in_points() -> None:

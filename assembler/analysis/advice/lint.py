@@ -144,6 +144,7 @@ def _judge(
     place: _Place | None,
     wire: Wire,
     midnights: int,
+    within: set[str],
 ) -> tuple[str, str, str | None]:
     """Severity, cost sentence and fix of one component."""
     keys = [p for p in ALL_PERTURBATIONS if p.key in changed]
@@ -163,8 +164,14 @@ def _judge(
     fixes: list[str] = []
     often = ""
     for p in keys:
-        # stable content behind it, up to the last breakpoint, is rewritten for nothing
-        if p.within_session and p.key != "midnight" and place.stable_after - changed[p.key]:
+        # stable content behind it, up to the last breakpoint, is rewritten for nothing;
+        # the date changes within the session only when the session crosses midnight, and
+        # what follows it is stable only if nothing changes it within the session
+        if p.key == "midnight":
+            behind = place.stable_after - within if midnights else set()
+        else:
+            behind = place.stable_after - changed[p.key] if p.within_session else set()
+        if behind:
             fix = p.fix if p.fix != "move after ④" else f"move after {CIRCLED[last_mark - 1]}"
             # a call-to-call change already explained by a clock or a key order needs no move
             redundant = (p.key == "clock+1h" and "drop minutes" in fixes) or (
@@ -172,7 +179,13 @@ def _judge(
             )
             if fix not in fixes and not redundant:
                 fixes.append(fix)
-            often = often or ("on every call" if p.every_call else "once an hour")
+            often = often or (
+                "on every call"
+                if p.every_call
+                else f"at midnight, {midnights}× in this session"
+                if p.key == "midnight"
+                else "once an hour"
+            )
     if fixes:
         return ERROR, f"breaks {span} {often} (≈ {risk:,} tokens rewritten)", ", ".join(fixes)
     first = keys[0]
@@ -238,12 +251,14 @@ def lint_session(
     for n, names in _per_call(assembler, assembled).items():
         changed.setdefault(n, {})[NEXT_CALL.key] = names
     midnights = _midnights(steps)
+    within_keys = {p.key for p in ALL_PERTURBATIONS if p.within_session and p.key != "midnight"}
+    within = {n for n, by in changed.items() if within_keys & set(by)}
     rows: list[ComponentLint] = []
     if wire is not None:
         for c in assembler.registry:
             found = places.get(c.name)
             mine = changed.get(c.name, {})
-            severity, cost, fix = _judge(c.name, mine, found, wire, midnights)
+            severity, cost, fix = _judge(c.name, mine, found, wire, midnights, within)
             rows.append(
                 ComponentLint(
                     name=c.name,

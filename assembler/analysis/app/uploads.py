@@ -15,6 +15,7 @@ import json
 import re
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -27,20 +28,22 @@ SESSION = "session"
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 REQUESTS = "requests"
+OTEL = "otel"
 
 KIND_NAMES = {
     SESSION: "session file",
     CLAUDE_CODE: "Claude Code transcript",
     CODEX: "Codex rollout",
     REQUESTS: "request log",
+    OTEL: "OTel traces",
 }
 
 ACCEPTED = (
     "a session file (context-session/1, .yaml or .jsonl), a Claude Code transcript "
     "(.jsonl, with its agent-*.jsonl subagent files or as a .zip), a Codex rollout "
-    "(rollout-*.jsonl) or a request log (.jsonl)"
+    "(rollout-*.jsonl), a request log (.jsonl) or OTel traces (OTLP JSON)"
 )
-CLI_HINT = "python -m assembler import {claude-code,codex,requests} FILE -o SESSION.jsonl"
+CLI_HINT = "python -m assembler import {claude-code,codex,requests,otel} FILE -o SESSION.jsonl"
 
 #: Lines read to recognise a JSON Lines file (transcripts start with metadata records).
 SNIFF_LINES = 50
@@ -62,12 +65,24 @@ class Upload:
     warnings: tuple[str, ...] = ()
 
 
+def _head_lines(raw: bytes) -> Iterator[bytes]:
+    """The first :data:`SNIFF_LINES` lines, without splitting the rest of a long file."""
+    start = 0
+    for _ in range(SNIFF_LINES):
+        if start > len(raw):
+            return
+        end = raw.find(b"\n", start)
+        end = len(raw) if end < 0 else end
+        yield raw[start:end]
+        start = end + 1
+
+
 def _records(raw: bytes) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for line in raw.splitlines()[:SNIFF_LINES]:
+    for line in _head_lines(raw):
         try:
             value = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # the loader says which
             continue
         if isinstance(value, dict):
             out.append(value)
@@ -109,7 +124,7 @@ def _is_session_record(record: dict[str, Any]) -> bool:
 def _one_json_document(raw: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -134,13 +149,17 @@ def recognise(name: str, raw: bytes) -> str | None:
         return CLAUDE_CODE
     if any(isinstance(r.get("request"), dict) for r in records):
         return REQUESTS
+    if any(isinstance(r.get("resourceSpans"), list) for r in records):
+        return OTEL
     if records[:1] and _is_session_record(records[0]):
         return SESSION
     if not records and first.startswith(b"{"):
-        # One JSON document over several lines, as a pretty-printed session is.
+        # One JSON document over several lines, as a pretty-printed session or trace is.
         document = _one_json_document(raw)
         if document is not None and _is_session_record(document):
             return SESSION
+        if document is not None and isinstance(document.get("resourceSpans"), list):
+            return OTEL
     return None
 
 
@@ -164,21 +183,38 @@ def _unreadable(name: str, raw: bytes) -> str:
 MAX_UNZIPPED = RECORDS_MAX_BYTES
 
 
-def _unzip(name: str, raw: bytes, limit: int | None = None) -> list[tuple[str, bytes]]:
-    """The session files in a zip. Each is read with a cap on what is left of
-    ``limit`` (a zip's stated sizes can lie), so a small archive cannot unpack to
-    gigabytes."""
+def _session_infos(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    return [
+        info
+        for info in z.infolist()
+        if not info.is_dir()
+        and info.filename.endswith((".jsonl", ".json", ".yaml", ".yml"))
+        and "__MACOSX" not in info.filename
+    ]
+
+
+def zip_names(name: str, raw: bytes) -> list[str]:
+    """The session files a zip holds, listed without unpacking them."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+            return [info.filename for info in _session_infos(z)]
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+        raise UploadError(f"{name}: not a readable zip archive ({exc})") from None
+
+
+def unzip(
+    name: str, raw: bytes, limit: int | None = None, keep: Callable[[str], bool] | None = None
+) -> list[tuple[str, bytes]]:
+    """The session files in a zip (those ``keep`` names, if given). Each is read with a
+    cap on what is left of ``limit`` (a zip's stated sizes can lie), so a small archive
+    cannot unpack to gigabytes."""
     out: list[tuple[str, bytes]] = []
     limit = MAX_UNZIPPED if limit is None else limit
     left = limit
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as z:
-            for info in z.infolist():
-                if (
-                    info.is_dir()
-                    or not info.filename.endswith((".jsonl", ".json", ".yaml", ".yml"))
-                    or "__MACOSX" in info.filename
-                ):
+            for info in _session_infos(z):
+                if keep is not None and not keep(info.filename):
                     continue
                 with z.open(info) as f:
                     data = f.read(left + 1)
@@ -194,7 +230,7 @@ def _unzip(name: str, raw: bytes, limit: int | None = None) -> list[tuple[str, b
     return out
 
 
-def _is_subagent(name: str) -> bool:
+def is_subagent(name: str) -> bool:
     return PurePosixPath(name).name.startswith("agent-")
 
 
@@ -251,15 +287,15 @@ def read_upload(files: list[tuple[str, bytes]]) -> Upload:
     """Recognise and import the uploaded files; raises :class:`UploadError` (one line)."""
     flat: list[tuple[str, bytes]] = []
     for name, raw in files:
-        flat.extend(_unzip(name, raw) if name.lower().endswith(".zip") else [(name, raw)])
+        flat.extend(unzip(name, raw) if name.lower().endswith(".zip") else [(name, raw)])
     if not flat:
         raise UploadError("no file in the upload; expected " + ACCEPTED)
     kinds = [(name, raw, recognise(name, raw)) for name, raw in flat]
     unknown = [(name, raw) for name, raw, kind in kinds if kind is None]
     if unknown:
         raise UploadError(_unreadable(*unknown[0]))
-    mains = [(n, r, k) for n, r, k in kinds if not (k == CLAUDE_CODE and _is_subagent(n))]
-    subs = [(n, r) for n, r, k in kinds if k == CLAUDE_CODE and _is_subagent(n)]
+    mains = [(n, r, k) for n, r, k in kinds if not (k == CLAUDE_CODE and is_subagent(n))]
+    subs = [(n, r) for n, r, k in kinds if k == CLAUDE_CODE and is_subagent(n)]
     if len(mains) != 1:
         names = ", ".join(n for n, _, _ in mains) or ", ".join(n for n, _ in subs)
         raise UploadError(

@@ -12,7 +12,6 @@ goes on.
 
 from __future__ import annotations
 
-import glob
 import math
 import os
 import resource
@@ -28,14 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assembler.analysis.app import is_many, session_names
 from assembler.limits import one_line
 
 if TYPE_CHECKING:
     from assembler.analysis.engine import SessionAnalysis
     from assembler.sessions.model import Session
 
-SESSION_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
-GLOB_CHARS = frozenset("*?[")
 MEMO_LIMIT = 50_000  # distinct lines kept in a worker's token memo between sessions (a few MB)
 HISTOGRAM_BINS = 10
 HISTOGRAM_WIDTH = 40
@@ -75,6 +73,12 @@ class SessionSummary:
 class Failure:
     path: str
     message: str  # one line
+
+    def line(self) -> str:
+        """The path and the message, the path said once (most messages start with it)."""
+        return (
+            self.message if self.message.startswith(self.path) else f"{self.path}: {self.message}"
+        )
 
 
 #: The per-file budget: a 50 MB session analyses in well under a minute (benchmarks/);
@@ -155,25 +159,16 @@ class BatchReport:
 
 
 def is_batch_target(target: str) -> bool:
-    """A folder or a glob pattern (as opposed to one session file); an existing file
-    named like a pattern (``sess[1].yaml``) is that file."""
-    if os.path.lexists(target) and not Path(target).is_dir():
-        return False
-    return bool(GLOB_CHARS & set(target)) or Path(target).is_dir()
+    """A folder, a glob pattern or a zip of several sessions (as opposed to one session's
+    file); an existing file named like a pattern (``sess[1].yaml``) is that file."""
+    return is_many(target)
 
 
-def session_paths(target: str) -> list[Path]:
-    """The session files of a folder (``*.yaml``, ``*.yml``, ``*.jsonl``, ``*.json``, not
-    recursive) or of a glob (``**`` recurses), sorted. Raises ``ValueError`` when none."""
-    if Path(target).is_dir():
-        paths = [p for p in Path(target).iterdir() if p.suffix in SESSION_SUFFIXES]
-    else:
-        paths = [Path(p) for p in glob.glob(target, recursive=True)]
-    files = sorted(p for p in paths if p.is_file())
-    if not files:
-        what = "folder" if Path(target).is_dir() else "pattern"
-        raise ValueError(f"{target}: no session file in this {what}")
-    return files
+def session_paths(target: str) -> list[str]:
+    """The sessions of a folder (its subfolders too), a zip or a glob (``**`` recurses),
+    sorted, each named as :func:`assembler.analysis.app.open_session` opens it: session
+    files and raw transcripts alike. Raises ``ValueError`` when none."""
+    return session_names(target)
 
 
 # --- one session, in a worker ---------------------------------------------------------------
@@ -226,28 +221,34 @@ def failure(path: str, exc: BaseException, options: Options) -> Failure:
 
 
 def summarise(path: str, options: Options) -> SessionSummary | Failure:
-    """Load and analyse one session; the worker's job. Never raises for a bad file."""
-    from assembler.sessions.loader import load_session
+    """Open (importing a raw transcript) and analyse one session; the worker's job. Never
+    raises for a bad file."""
+    from assembler.analysis.app import open_session
 
     start = time.perf_counter()
     try:
         with file_budget(options.file_seconds):
-            a = analyze_under(load_session(path), options)
+            a = analyze_under(open_session(path).session, options)
     except Exception as exc:  # one bad file must not stop the batch
         return failure(path, exc, options)
     return summary_of(path, a, start)
 
 
-def summary_of(path: str, a: SessionAnalysis, start: float) -> SessionSummary:
-    """The few numbers of one analysed session (``start``: when its work began)."""
-    from assembler.analysis.bill import compare_measured
+def trim_token_memo(a: SessionAnalysis) -> None:
+    """The token memo is shared across a worker's sessions (their common lines are counted
+    once) but would grow with every session: dropped past a fixed size."""
     from assembler.cache import tokenizers as tokens
 
-    # The token memo is shared across sessions (their common lines are counted
-    # once) but would grow with every session: drop it past a fixed size.
     used = {tokens.tokenizer_for(s.provider, s.model).encoding for s in a.steps}
     if sum(len(tokens.counter(e)) for e in used) > MEMO_LIMIT:
         tokens.counter.cache_clear()
+
+
+def summary_of(path: str, a: SessionAnalysis, start: float) -> SessionSummary:
+    """The few numbers of one analysed session (``start``: when its work began)."""
+    from assembler.analysis.bill import compare_measured
+
+    trim_token_memo(a)
     misses: Counter[str] = Counter()
     lost: Counter[str] = Counter()
     for s in a.steps:
@@ -444,5 +445,5 @@ def human_batch(r: BatchReport, top: int = 10) -> str:
         ]
     if r.failures:
         lines += ["", f"failed to load ({len(r.failures)}):"]
-        lines += [f"  {f.path}: {f.message}" for f in r.failures]
+        lines += [f"  {f.line()}" for f in r.failures]
     return "\n".join(lines)

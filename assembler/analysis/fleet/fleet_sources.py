@@ -11,7 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from assembler.analysis.fleet.batch import GLOB_CHARS, SESSION_SUFFIXES, session_paths
+from assembler.analysis.app import GLOB_CHARS
+from assembler.analysis.app import INPUT_SUFFIXES as SESSION_SUFFIXES
+from assembler.analysis.fleet.batch import session_paths
 from assembler.sessions.model import MAX_BYTES, Session, SessionError
 
 
@@ -104,15 +106,16 @@ def sources(target: str) -> list[str]:
     """The sessions of a target, local or URI, as strings a fleet task can load."""
     if is_uri(target):
         return uri_paths(target)
-    return [str(p) for p in session_paths(target)]
+    return session_paths(target)
 
 
 def load_source(source: str) -> Session:
     """One session from a local path or a URI (same size limit and errors as a file)."""
-    from assembler.sessions.loader import load_session, parse_bytes
+    from assembler.analysis.app import open_session
+    from assembler.sessions.loader import parse_bytes
 
     if not is_uri(source):
-        return load_session(source)
+        return open_session(source).session
     try:
         filesystem, path = _filesystem(source)
         info = filesystem.get_file_info(path)

@@ -197,3 +197,19 @@ def test_per_call_content_ahead_of_the_call_tree_is_an_error() -> None:
     assert report.errors == 1
     seed = lint_session(session)
     assert next(c for c in seed.components if c.name == "situation").severity == "stable"
+
+
+def test_the_date_ahead_of_stable_content_is_an_error_when_the_session_crosses_midnight(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    midnight = str(SAMPLES / "coding_agent_midnight.yaml")
+    assert main(["lint", "--layout", "date-in-l0", midnight]) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("current_date "))
+    assert "at midnight, 1× in this session" in line and line.endswith("← error: move after ③")
+    assert out.rstrip().splitlines()[-1].startswith("1 error(s);")
+    # no rollover in the session: the same placement is a cost, not an error
+    report = lint_session(
+        load_session(str(SAMPLES / "research_agent.yaml")), builtin_layout("date-in-l0")
+    )
+    assert report.midnights == 0 and _row(report, "current_date").severity == "cost"  # type: ignore[attr-defined]

@@ -201,3 +201,20 @@ def test_empty_and_unreadable_files_say_so_in_one_line(raw: bytes, message: str)
     with pytest.raises(UploadError, match=message) as err:
         read_upload([("empty.yaml", raw)])
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["genai.json", "openinference.json"])
+def test_otel_traces_are_recognised_pretty_printed_or_on_one_line(name: str) -> None:
+    raw = (FIX / "otel" / name).read_bytes()
+    assert recognise(name, raw) == uploads.OTEL
+    upload = read_upload([(name, raw)])
+    assert upload.kind == uploads.OTEL and upload.summary.startswith("OTel traces, ")
+    assert parse_bytes(upload.raw, name).events
+
+
+def test_a_file_is_recognised_from_its_first_lines() -> None:
+    head = MAIN.read_bytes()
+    garbage = b"\n".join(b"not json" for _ in range(1000))
+    assert recognise("t.jsonl", head + b"\n" + garbage) == CLAUDE_CODE
+    assert list(uploads._head_lines(b"a\nb\nc"))[:2] == [b"a", b"b"]
+    assert len(list(uploads._head_lines(b"x\n" * 500))) == uploads.SNIFF_LINES

@@ -159,3 +159,10 @@ def test_a_worker_drops_its_token_memo_past_the_limit(
     assert len(tokens.counter("o200k_base")) == 0
     failed = batch.summarise(str(folder / "broken.yaml"), batch.Options())
     assert isinstance(failed, batch.Failure) and "broken.yaml" in failed.message
+
+
+def test_a_failure_line_says_its_path_once() -> None:
+    from assembler.analysis.fleet.batch import Failure
+
+    assert Failure("a.yaml", "a.yaml:3: events[0]: bad").line() == "a.yaml:3: events[0]: bad"
+    assert Failure("a.yaml", "worker failed: killed").line() == "a.yaml: worker failed: killed"

@@ -79,11 +79,6 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, args: list[str], messag
     assert not (tmp_path / "o.yaml").exists()
 
 
-def test_output_is_required(tmp_path: Path) -> None:
-    done = cli("import", "codex", str(CODEX))
-    assert done.returncode == 2 and "-o/--output" in done.stderr
-
-
 def test_a_session_over_the_loader_limit_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -98,3 +93,33 @@ def test_a_session_over_the_loader_limit_is_refused(
     ):
         cli_import.cmd_import(args)
     assert not out.exists()
+
+
+def test_without_an_output_name_it_writes_json_lines_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = cli("import", "codex", str(CODEX))
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / f"{CODEX.stem}.session.jsonl"
+    assert done.stdout.startswith(f"wrote {out.name}: 5 LLM calls")
+    first = out.read_text("utf-8").splitlines()[0]
+    assert first.startswith('{"format": "context-session/1"')
+    assert len(replay(load_session(out))) == 5
+
+
+def test_yaml_falls_back_to_the_pure_emitter_without_libyaml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    from assembler.analysis.engine import import_file
+    from assembler.sessions.generator import write_session
+
+    data = import_file("codex", CODEX)
+    write_session(data, tmp_path / "c.yaml")
+    monkeypatch.delattr(yaml, "CSafeDumper")
+    write_session(data, tmp_path / "pure.yaml")
+    fast, pure = load_session(tmp_path / "c.yaml"), load_session(tmp_path / "pure.yaml")
+    assert [e.at for e in fast.events] == [e.at for e in pure.events]
+    assert replay(fast)[-1].call.request == replay(pure)[-1].call.request

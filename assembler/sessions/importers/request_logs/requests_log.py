@@ -2,7 +2,8 @@
 
 Each line is a JSON object ``{"timestamp", "request", "response"}`` (also
 ``time`` / ``request_body`` / ``response_body``; an optional ``url`` or
-``provider`` settles the API). The API is one of Anthropic Messages, OpenAI
+``provider`` settles the API), or a captured exchange whose request and response
+carry their bodies (:mod:`exchange`, streamed responses reassembled). The API is one of Anthropic Messages, OpenAI
 Chat Completions or OpenAI Responses. The blocks and breakpoints are the
 request's own; usage comes from the response. See docs/importers.md.
 """
@@ -35,6 +36,12 @@ from assembler.sessions.importers.records import (
     read_jsonl,
 )
 from assembler.sessions.importers.request_cache import request_settings, response_diagnostic
+from assembler.sessions.importers.request_logs.exchange import (
+    ExchangeError,
+    flat_line,
+    is_capture,
+    read_exchange,
+)
 from assembler.sessions.importers.request_logs.requests_lines import (
     Failures,
     failure,
@@ -174,6 +181,11 @@ class _Call:
 
 
 def _read_call(rec: Record, failures: Failures) -> _Call | None:
+    if is_capture(rec.data):
+        try:
+            rec = Record(rec.line, flat_line(read_exchange(rec.data)), rec.source)
+        except ExchangeError as exc:
+            raise rec.fail(str(exc)) from None
     raw = next((rec.data[k] for k in ("response", "response_body") if k in rec.data), None)
     why = failure(rec, raw)
     if why is not None:
@@ -277,7 +289,11 @@ def requests_session(records: Iterable[Record], source: str, id: str) -> Importe
             ttl=request_ttl,
         )
     if initial is None or events.last is None:
-        raise no_requests(source, 'lines like {"timestamp", "request", "response"}')
+        raise no_requests(
+            source,
+            'lines like {"timestamp", "request", "response"} or captured exchanges '
+            '{"request": {"url", "body"}, "response": {"status_code", "body"}}',
+        )
     events.close_all(events.last)
     data = session_doc(
         id=id,
