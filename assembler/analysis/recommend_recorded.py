@@ -45,8 +45,7 @@ from assembler.sessions.model import LLMCall, Session
 
 @dataclass(frozen=True)
 class PlanMark:
-    rule: str  # e.g. "system[-1]", "messages[-1].content[-1]"
-    meaning: str  # the rule in words
+    rule: Rule  # named e.g. "system[-1]", "messages[-1].content[-1]"
     ttl: str
     requests: int  # requests it lands on (a block long enough to be cached)
     example: str  # the first words of the block it lands on in the last such request
@@ -78,6 +77,10 @@ class RecordedPlan:
     @property
     def saving_per_session(self) -> float:
         return (self.recorded.usd - self.plan.usd) / max(self.sessions, 1)
+
+    @property
+    def plan_marks(self) -> Marks:
+        return tuple((m.rule, m.ttl) for m in self.marks)
 
     def saving_per_month(self, sessions_per_month: int) -> float:
         return self.saving_per_session * sessions_per_month
@@ -147,10 +150,7 @@ def _described(
                 if at:
                     count[k] += 1
                     example[k] = first_words(blocks[next(iter(at))].text)
-    return tuple(
-        PlanMark(rule.name, rule.meaning, ttl, count[k], example[k])
-        for k, (rule, ttl) in enumerate(marks)
-    )
+    return tuple(PlanMark(rule, ttl, count[k], example[k]) for k, (rule, ttl) in enumerate(marks))
 
 
 def _recorded_lifetimes(sessions: Sequence[Session], provider: str | None) -> set[str]:
@@ -189,7 +189,8 @@ def _plan_sentences(
     marks: tuple[PlanMark, ...], trace: Trace, facts: StepFacts, plan: Bill, uniform: Bill | None
 ) -> list[str]:
     out = [
-        f"cache_control {{type: ephemeral, ttl: {m.ttl}}} on {m.rule} ({m.meaning}): lands on"
+        f"cache_control {{type: ephemeral, ttl: {m.ttl}}} on {m.rule.name} ({m.rule.meaning}):"
+        " lands on"
         f" {m.requests} of {trace.steps} requests (e.g. “{m.example}”)."
         for m in marks
     ]
@@ -197,7 +198,7 @@ def _plan_sentences(
     if len(lives) == 1:
         out.append(ttl_sentence(next(iter(lives)), facts.gaps, lifetimes()))
     elif lives and uniform is not None:
-        hour = ", ".join(m.rule for m in marks if m.ttl == "1h")
+        hour = ", ".join(m.rule.name for m in marks if m.ttl == "1h")
         out.append(
             f"A lifetime per marker, 1h on {hour} and 5m after it: ${plan.usd:.4f} instead of"
             f" ${uniform.usd:.4f} with one lifetime for all."

@@ -17,9 +17,11 @@ from assembler.cli.analysis_commands import is_batch_target
 from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
+from assembler.sessions.model import Session
 
 if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
     from assembler.analysis.recommend import Recommendation
+    from assembler.analysis.recommend_recorded import RecordedPlan
 
 DEFAULT_SESSIONS_PER_MONTH = 1000
 
@@ -54,6 +56,75 @@ def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
     }
 
 
+def plan_lines(p: RecordedPlan, per_month: int) -> list[str]:
+    billed = f" · billed ${p.billed_usd:.4f}" if p.billed_usd is not None else ""
+    head = "markers" if p.changed else "markers (unchanged)"
+    return [
+        f"provider {p.provider} · model {p.model} · {p.sessions} session(s) · {p.requests}"
+        " recorded request(s)",
+        f"before  recorded markers  ${p.recorded.usd:.4f}  hit ratio {p.recorded.hit:.1%}"
+        f" (simulated{billed})",
+        f"after   {head:<16} ${p.plan.usd:.4f}  hit ratio {p.plan.hit:.1%}"
+        " (the plan applied to the requests, simulated again)",
+        f"saving  ${p.saving_per_session:.4f} per session · ${p.saving_per_month(per_month):,.2f}"
+        f" per month at {per_month:,} sessions",
+        *(f"- {c}" for c in p.sentences),
+        f"- {p.lifetime}",
+        f"- {p.keep_alive}",
+    ]
+
+
+def plan_json(p: RecordedPlan, per_month: int) -> dict[str, Any]:
+    return {
+        "provider": p.provider,
+        "model": p.model,
+        "sessions": p.sessions,
+        "requests": p.requests,
+        "before": {"markers": "recorded", "usd": p.recorded.usd, "hit_ratio": p.recorded.hit},
+        "after": {
+            "markers": "plan" if p.changed else "recorded",
+            "usd": p.plan.usd,
+            "hit_ratio": p.plan.hit,
+        },
+        "billed_usd": p.billed_usd,
+        "changed": p.changed,
+        "plan": [
+            {
+                "block": m.rule.name,
+                "rule": m.rule.meaning,
+                "cache_control": {"type": "ephemeral", "ttl": m.ttl},
+                "requests": m.requests,
+                "example": m.example,
+            }
+            for m in p.marks
+        ],
+        "tried": [{"markers": name, "usd": usd} for name, usd in p.tried],
+        "saving_per_session": p.saving_per_session,
+        "saving_per_month": p.saving_per_month(per_month),
+        "sessions_per_month": per_month,
+        "changes": list(p.sentences),
+        "lifetime": p.lifetime,
+        "keep_alive": p.keep_alive,
+    }
+
+
+def _recorded(args: argparse.Namespace, sessions: list[Session]) -> int:
+    from assembler.analysis.recommend_recorded import recommend_recorded
+
+    if args.output:
+        raise UsageError(
+            f"{args.session}: -o: recorded requests get a marker plan, not a layout file"
+            " (use --json to keep the plan)"
+        )
+    with provider_errors(args.session, args.provider, args.model):
+        p = recommend_recorded(sessions, provider=args.provider, model=args.model)
+    if args.json:
+        print(json.dumps(plan_json(p, args.sessions_per_month), ensure_ascii=False, indent=2))
+    else:
+        print("\n".join(plan_lines(p, args.sessions_per_month)))
+    return 0
+
+
 def cmd_recommend(args: argparse.Namespace) -> int:
     from assembler.analysis.batch import session_paths
     from assembler.analysis.recommend import recommend
@@ -73,6 +144,10 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     else:
         paths = [Path(args.session)]
     sessions = [load_session(str(p)) for p in paths]
+    from assembler.analysis.recommend_recorded import only_recorded_sessions
+
+    if only_recorded_sessions(sessions):  # the client's markers are what can change
+        return _recorded(args, sessions)
     layout = load_layout(args.layout)
     with provider_errors(args.session, args.provider, args.model):
         r = recommend(sessions, layout, provider=args.provider, model=args.model)
