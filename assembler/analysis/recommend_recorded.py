@@ -185,6 +185,22 @@ def lifetime_sentence(
     )
 
 
+#: Past this share of the bill, the simulation of the recorded markers is said to disagree.
+DISAGREES = 0.05
+
+
+def bill_caveat(recorded: Bill, billed: float | None) -> list[str]:
+    """A sentence when the simulator bills the recorded markers far from what the provider
+    billed: a saving against the simulation is then the simulator's, not a measured one."""
+    if billed is None or abs(recorded.usd - billed) <= DISAGREES * billed:
+        return []
+    return [
+        f"The simulator bills the recorded markers ${recorded.usd:.4f} where the provider billed"
+        f" ${billed:.4f}: the saving is against the simulation, and analyze says where the two"
+        " part (its reasons per step)."
+    ]
+
+
 def _plan_sentences(
     marks: tuple[PlanMark, ...], trace: Trace, facts: StepFacts, plan: Bill, uniform: Bill | None
 ) -> list[str]:
@@ -227,7 +243,7 @@ def recommend_recorded(
     def unchanged(sentence: str, lifetime: str, keep: str, nodes: int = 0) -> RecordedPlan:
         return RecordedPlan(
             prov, mdl, len(sessions), len(requests), (), False, recorded, recorded, billed,
-            (), (sentence,), lifetime, keep, nodes,
+            (), (sentence, *bill_caveat(recorded, billed)), lifetime, keep, nodes,
         )  # fmt: skip
 
     if not requests:
@@ -252,7 +268,7 @@ def recommend_recorded(
         mixed: MixedChoice = search_mixed(trace, limit)
         found.append((tuple((by_name[n], t) for n, t in mixed.marks), "mixed"))
         if not shared:
-            own = trace  # the reading a keep-alive is weighed on: no read it does not have
+            own = full  # the reading a keep-alive is weighed on: no read a plan lacks
     tried: dict[Marks, tuple[Bill, str]] = {}
     for marks, kind in found:
         if marks and marks not in tried:
@@ -276,7 +292,7 @@ def recommend_recorded(
     uniform = min(
         (b for m, (b, k) in tried.items() if k != "mixed"), key=lambda b: b.usd, default=None
     )
-    keep = keep_alive_sentence(trace, tuple((r.name, t) for r, t in marks), facts.gaps, lifetimes())
+    keep = keep_alive_sentence(own, tuple((r.name, t) for r, t in marks), facts.gaps, lifetimes())
     return RecordedPlan(
         prov,
         mdl,
@@ -288,7 +304,9 @@ def recommend_recorded(
         plan,
         billed,
         tuple((", ".join(f"{r.name} {t}" for r, t in m), b.usd) for m, (b, _) in tried.items()),
-        tuple(_plan_sentences(described, own, facts, plan, uniform)),
+        tuple(
+            _plan_sentences(described, own, facts, plan, uniform) + bill_caveat(recorded, billed)
+        ),
         lifetime,
         keep,
         nodes,
