@@ -58,7 +58,7 @@ def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
 
 def plan_lines(p: RecordedPlan, per_month: int) -> list[str]:
     billed = f" · billed ${p.billed_usd:.4f}" if p.billed_usd is not None else ""
-    head = "markers" if p.changed else "markers (unchanged)"
+    head = "plan" if p.changed else "recorded markers"
     return [
         f"provider {p.provider} · model {p.model} · {p.sessions} session(s) · {p.requests}"
         " recorded request(s)",
