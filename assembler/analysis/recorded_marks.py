@@ -102,14 +102,21 @@ Marks = tuple[tuple[Rule, str], ...]  # (rule, lifetime) in wire order
 
 
 def resolve(marks: Marks, blocks: Sequence[RecordedBlock]) -> dict[int, str]:
-    """The block index and lifetime of each mark on one request; two rules on one block
-    mark it once, with the first one's lifetime (the longer: 1h marks come first)."""
+    """The block index and lifetime of each mark on one request, in wire order. Two rules on
+    one block mark it once, with the first one's lifetime (the longer: 1h marks come
+    first); a short history can put a rule from the end ahead of one from the start, and a
+    mark after a 5m one is then 5m too, as the API accepts no 1h entry after a 5m one."""
     where = Resolver(blocks)
-    out: dict[int, str] = {}
+    found: dict[int, str] = {}
     for rule, ttl in marks:
         i = where(rule)
-        if i is not None and i not in out:
-            out[i] = ttl
+        if i is not None and i not in found:
+            found[i] = ttl
+    out: dict[int, str] = {}
+    five = False
+    for i in sorted(found):
+        five = five or found[i] == "5m"
+        out[i] = "5m" if five else found[i]
     return out
 
 

@@ -77,6 +77,11 @@ def test_rules_land_on_the_same_kind_of_block_in_every_request() -> None:
     # two rules on one block mark it once, with the first (longer-lived) lifetime
     both = ((Rule("messages", 0), "1h"), (Rule("messages", -3), "5m"))
     assert resolve(both, blocks) == {5: "1h"}
+    # a rule from the end that lands ahead of one from the start: no 1h after a 5m
+    inverted = ((Rule("messages", 1), "5m"), (Rule("messages", -3), "1h"))
+    assert resolve(inverted, blocks) == {5: "1h", 6: "5m"}
+    inverted = ((Rule("messages", 1), "1h"), (Rule("messages", -3), "5m"))
+    assert resolve(inverted, blocks) == {5: "5m", 6: "5m"}
 
 
 def test_the_recorded_markers_put_back_bill_as_recorded() -> None:
