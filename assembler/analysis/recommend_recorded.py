@@ -21,7 +21,7 @@ from assembler.analysis.breakpoint_search import Trace, search
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import TTLS
 from assembler.analysis.mixed_lifetimes import MixedChoice, search_mixed
-from assembler.analysis.recommend import TIE
+from assembler.analysis.recommend import TIE, billed_at
 from assembler.analysis.recommend_text import gap_counts, keep_alive_sentence, ttl_sentence
 from assembler.analysis.recommend_trace import StepFacts, lifetimes
 from assembler.analysis.recorded_marks import (
@@ -37,9 +37,7 @@ from assembler.analysis.recorded_marks import (
     with_marks,
 )
 from assembler.analysis.recorded_trace import recorded_trace
-from assembler.cache.providers import normalize_provider
 from assembler.cache.rules import rules
-from assembler.errors import UsageError
 from assembler.sessions.model import LLMCall, Session
 
 
@@ -226,11 +224,7 @@ def recommend_recorded(
     sessions: Sequence[Session], *, provider: str | None = None, model: str | None = None
 ) -> RecordedPlan:
     """The cheapest marker plan for ``sessions``' recorded requests, never dearer than theirs."""
-    if not sessions:
-        raise UsageError("recommend: no session to learn from")
-    first = sessions[0]
-    prov = normalize_provider(provider or first.profile.provider)
-    mdl = model or first.profile.model
+    first, prov, mdl = billed_at(sessions, provider, model)
     recorded, billed = _bill(sessions, provider, model, None)
     requests = [
         c.request.blocks()

@@ -26,13 +26,19 @@ if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
 DEFAULT_SESSIONS_PER_MONTH = 1000
 
 
+def saving_line(per_session: float, monthly: float, per_month: int) -> str:
+    return (
+        f"saving  ${per_session:.4f} per session · ${monthly:,.2f} per month at {per_month:,}"
+        " sessions"
+    )
+
+
 def recommendation_lines(r: Recommendation, per_month: int) -> list[str]:
     return [
         f"provider {r.provider} · model {r.model} · {r.sessions} session(s)",
         f"before  {r.current.name:<12} ${r.before_usd:.4f}  hit ratio {r.before_hit:.1%}",
         f"after   {r.recommended.name:<12} ${r.after_usd:.4f}  hit ratio {r.after_hit:.1%}",
-        f"saving  ${r.saving_per_session:.4f} per session · ${r.saving_per_month(per_month):,.2f}"
-        f" per month at {per_month:,} sessions",
+        saving_line(r.saving_per_session, r.saving_per_month(per_month), per_month),
         *(f"- {c}" for c in r.changes),
         f"- {r.keep_alive}",
     ]
@@ -66,8 +72,7 @@ def plan_lines(p: RecordedPlan, per_month: int) -> list[str]:
         f" (simulated{billed})",
         f"after   {head:<16} ${p.plan.usd:.4f}  hit ratio {p.plan.hit:.1%}"
         " (the plan applied to the requests, simulated again)",
-        f"saving  ${p.saving_per_session:.4f} per session · ${p.saving_per_month(per_month):,.2f}"
-        f" per month at {per_month:,} sessions",
+        saving_line(p.saving_per_session, p.saving_per_month(per_month), per_month),
         *(f"- {c}" for c in p.sentences),
         f"- {p.lifetime}",
         f"- {p.keep_alive}",
