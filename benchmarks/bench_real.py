@@ -25,9 +25,10 @@ Per transcript, each path in a fresh interpreter:
 Start-up is measured apart: ``python -c pass`` (the interpreter), the package's
 own imports for these commands, and each command on the one-request transcript
 ``short.jsonl`` (its fixed cost); "after start-up" subtracts the last. The table
-gives seconds (best of ``--repeat``), the ratio of import + analyze after
-start-up to the floor, and the machine's load average when the row was measured
-(the machine is shared: a ratio moves with it).
+gives wall-clock seconds (best of ``--repeat``), the ratio of import + analyze
+after start-up to the floor, the same in CPU seconds (user + system of each
+process, which the machine's other work hardly moves), and the load average when
+the row was measured: on a shared machine the wall-clock ratio moves with it.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def floor_child(files: list[str]) -> dict[str, float]:
     from assembler.cache.tokenizers import encoding
 
     encode = encoding(ENCODING).encode_ordinary  # loaded before any timing
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     distinct: set[str] = set()
     for name in files:
         with open(name, encoding="utf-8") as f:
@@ -69,36 +70,47 @@ def floor_child(files: list[str]) -> dict[str, float]:
                 if line.strip():
                     _strings(json.loads(line), distinct)
     tokens = sum(len(encode(s)) for s in distinct)
-    return {"seconds": time.perf_counter() - start, "tokens": tokens, "peak": rss_mb()}
+    return {
+        "wall": time.perf_counter() - start,
+        "cpu": time.process_time() - cpu,
+        "tokens": tokens,
+        "peak": rss_mb(),
+    }
 
 
-def _run(args: list[str]) -> tuple[float, int]:
-    """Wall-clock seconds and exit status of one command in its own process."""
+Timing = tuple[float, float]  # wall-clock and CPU seconds
+
+
+def _run(args: list[str]) -> tuple[Timing, int]:
+    """Wall-clock and CPU seconds (user + system) and exit status of one command in its own
+    process. CPU time hardly moves with the machine's load; wall-clock does."""
     start = time.perf_counter()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         args,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         cwd=ROOT,
-        check=False,
     )
-    return time.perf_counter() - start, proc.returncode
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    return (wall, usage.ru_utime + usage.ru_stime), os.waitstatus_to_exitcode(status)
 
 
-def best_of(repeat: int, args: list[str]) -> float | None:
-    """The fastest of ``repeat`` runs; None when the command fails (not accepted)."""
-    times = []
+def best_of(repeat: int, args: list[str]) -> Timing | None:
+    """The fastest of ``repeat`` runs, wall and CPU each; None when the command fails (a
+    transcript it does not accept)."""
+    runs: list[Timing] = []
     for _ in range(repeat):
-        seconds, status = _run(args)
+        timing, status = _run(args)
         if status:
             return None
-        times.append(seconds)
-    return min(times)
+        runs.append(timing)
+    return min(w for w, _ in runs), min(c for _, c in runs)
 
 
-def floor(files: list[Path], repeat: int) -> float:
-    runs: list[float] = []
+def floor(files: list[Path], repeat: int) -> Timing:
+    runs: list[Timing] = []
     for _ in range(repeat):
         out = subprocess.run(
             [sys.executable, __file__, "--floor", *map(str, files)],
@@ -107,8 +119,9 @@ def floor(files: list[Path], repeat: int) -> float:
             text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
-        runs.append(float(json.loads(out.stdout)["seconds"]))
-    return min(runs)
+        child = json.loads(out.stdout)
+        runs.append((float(child["wall"]), float(child["cpu"])))
+    return min(w for w, _ in runs), min(c for _, c in runs)
 
 
 def _beside(transcript: Path) -> list[Path]:
@@ -202,16 +215,8 @@ def scaled(base: Path, factor: int, out: Path) -> Path:
 # --- the table ------------------------------------------------------------------------------
 
 
-def _load() -> str:
-    return f"{os.getloadavg()[0]:.1f}"
-
-
-def _s(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.2f}"
-
-
 def measure(
-    kind: str, transcript: Path, work: Path, fixed: dict[str, float], repeat: int
+    kind: str, transcript: Path, work: Path, fixed: dict[str, Timing], repeat: int
 ) -> dict[str, Any]:
     py = sys.executable
     session = work / f"{transcript.stem}.yaml"
@@ -219,32 +224,35 @@ def measure(
     row: dict[str, Any] = {
         "file": transcript.name,
         "MB": sum(p.stat().st_size for p in files) / 1e6,
-        "load": _load(),
+        "load": os.getloadavg()[0],
+        "floor": floor(files, repeat),
+        "import": best_of(
+            repeat, [py, "-m", "assembler", "import", kind, str(transcript), "-o", str(session)]
+        ),
     }
-    row["floor"] = floor(files, repeat)
-    row["import"] = best_of(
-        repeat, [py, "-m", "assembler", "import", kind, str(transcript), "-o", str(session)]
-    )
     row["analyze"] = (
         best_of(repeat, [py, "-m", "assembler", "analyze", str(session), "--json"])
         if row["import"] is not None
         else None
     )
     row["raw"] = best_of(repeat, [py, "-m", "assembler", "analyze", str(transcript), "--json"])
-    if row["import"] is not None and row["analyze"] is not None:
-        after = row["import"] - fixed["import"] + row["analyze"] - fixed["analyze"]
-        row["after"] = after
-        row["ratio"] = after / row["floor"]
-    if row["raw"] is not None and "raw" in fixed:
-        row["raw_ratio"] = (row["raw"] - fixed["raw"]) / row["floor"]
+    for k in (0, 1):  # wall, then CPU
+        if row["import"] is not None and row["analyze"] is not None:
+            after = row["import"][k] - fixed["import"][k] + row["analyze"][k] - fixed["analyze"][k]
+            row.setdefault("after", []).append(after)
+            row.setdefault("ratio", []).append(after / row["floor"][k])
+        if row["raw"] is not None and "raw" in fixed:
+            row.setdefault("raw_ratio", []).append(
+                (row["raw"][k] - fixed["raw"][k]) / row["floor"][k]
+            )
     return row
 
 
-def startup(short: Path, work: Path, repeat: int) -> dict[str, float]:
+def startup(short: Path, work: Path, repeat: int) -> dict[str, Timing]:
     """The interpreter, the package's imports, and each command on a one-request transcript."""
     py = sys.executable
     session = work / "short.yaml"
-    out: dict[str, float] = {}
+    out: dict[str, Timing] = {}
     for name, args in (
         ("python", [py, "-c", "pass"]),
         ("imports", [py, "-c", IMPORTS]),
@@ -255,25 +263,33 @@ def startup(short: Path, work: Path, repeat: int) -> dict[str, float]:
         ("analyze", [py, "-m", "assembler", "analyze", str(session), "--json"]),
         ("raw", [py, "-m", "assembler", "analyze", str(short), "--json"]),
     ):
-        seconds = best_of(max(repeat, 3), args)
-        if seconds is not None:
-            out[name] = seconds
+        timing = best_of(max(repeat, 3), args)
+        if timing is not None:
+            out[name] = timing
     return out
 
 
+def _cell(value: Any, k: int, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    return f"{value[k]:.1f}{unit}" if unit else f"{value[k]:.2f}"
+
+
 def table(rows: list[dict[str, Any]]) -> list[str]:
+    """Wall-clock seconds, then CPU seconds after start-up and their ratio to the floor's."""
     head = (
-        f"{'transcript':<48} {'MB':>6} {'floor':>6} {'import':>7} {'analyze':>8}"
-        f" {'after':>7} {'×floor':>7} {'raw':>6} {'raw×':>6} {'load':>5}"
+        f"{'transcript':<44} {'MB':>6} {'floor':>6} {'import':>7} {'analyze':>8} {'after':>7}"
+        f" {'×floor':>7} {'raw×':>6} │ {'cpu':>6} {'×floor':>7} {'raw×':>6} {'load':>5}"
     )
     lines = [head]
     for r in rows:
-        ratio = f"{r['ratio']:.1f}×" if "ratio" in r else "n/a"
-        raw_ratio = f"{r['raw_ratio']:.1f}×" if "raw_ratio" in r else "n/a"
         lines.append(
-            f"{r['file'][:48]:<48} {r['MB']:>6.2f} {r['floor']:>6.2f} {_s(r['import']):>7}"
-            f" {_s(r['analyze']):>8} {_s(r.get('after')):>7} {ratio:>7}"
-            f" {_s(r['raw']):>6} {raw_ratio:>6} {r['load']:>5}"
+            f"{r['file'][:44]:<44} {r['MB']:>6.2f} {_cell(r['floor'], 0):>6}"
+            f" {_cell(r['import'], 0):>7} {_cell(r['analyze'], 0):>8}"
+            f" {_cell(r.get('after'), 0):>7} {_cell(r.get('ratio'), 0, '×'):>7}"
+            f" {_cell(r.get('raw_ratio'), 0, '×'):>6} │ {_cell(r.get('after'), 1):>6}"
+            f" {_cell(r.get('ratio'), 1, '×'):>7} {_cell(r.get('raw_ratio'), 1, '×'):>6}"
+            f" {r['load']:>5.1f}"
         )
     return lines
 
@@ -301,12 +317,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         fixed = startup(short, work, args.repeat)
+        names = {
+            "python": "python -c pass",
+            "imports": "the package's imports",
+            "import": "import on a one-request transcript",
+            "analyze": "analyze on its session",
+            "raw": "analyze on it raw",
+        }
         print(
-            f"start-up: python -c pass {fixed['python']:.3f} s · with the package's imports"
-            f" {fixed['imports']:.3f} s · import on a one-request transcript"
-            f" {fixed['import']:.3f} s · analyze on its session {fixed['analyze']:.3f} s"
-            + (f" · analyze on it raw {fixed['raw']:.3f} s" if "raw" in fixed else "")
-            + f" (load {_load()})",
+            "start-up (wall / CPU s): "
+            + " · ".join(f"{names[k]} {w:.2f} / {c:.2f}" for k, (w, c) in fixed.items())
+            + f" (load {os.getloadavg()[0]:.1f})",
             flush=True,
         )
         rows = []
