@@ -191,3 +191,22 @@ def test_on_a_real_transcript_the_plan_is_simulated_again_and_never_dearer() -> 
     marks = plan.plan_marks
     if marks:
         assert _usd(session, marks) == pytest.approx(plan.plan.usd)
+
+
+def test_a_folder_of_recorded_sessions_gets_one_plan_for_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("a", "b"):
+        assert (
+            main(["import", "claude-code", str(LIFETIME), "-o", str(tmp_path / f"{name}.yaml")])
+            == 0
+        )
+    capsys.readouterr()
+    assert main(["recommend", str(tmp_path), "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    one = recommend_recorded([_imported("claude-code", LIFETIME)])
+    assert rec["sessions"] == 2 and rec["requests"] == 2 * one.requests
+    # each session has its own cache: twice the bills, the same plan, the same saving each
+    assert rec["before"]["usd"] == pytest.approx(2 * one.recorded.usd)
+    assert rec["saving_per_session"] == pytest.approx(one.saving_per_session)
+    assert [p["block"] for p in rec["plan"]] == [m.rule.name for m in one.marks]
