@@ -267,10 +267,13 @@ def recommend_recorded(
     for marks, kind in found:
         if marks and marks not in tried:
             tried[marks] = (_bill(sessions, provider, model, plan_marks(marks))[0], kind)
-    others = {t: _bill(sessions, provider, model, recorded_marks(t))[0] for t in TTLS}
-    lifetime = lifetime_sentence(
-        recorded, _recorded_lifetimes(sessions, provider), others, facts.gaps, who
-    )
+    lives = _recorded_lifetimes(sessions, provider)
+    # the recorded markers at one lifetime for all; at the one they all have, as recorded
+    others = {
+        t: recorded if lives == {t} else _bill(sessions, provider, model, recorded_marks(t))[0]
+        for t in TTLS
+    }
+    lifetime = lifetime_sentence(recorded, lives, others, facts.gaps, who)
     best = min(tried.items(), key=lambda kv: (kv[1][0].usd, -kv[1][0].hit), default=None)
     if best is None or best[1][0].usd >= recorded.usd - TIE:
         return unchanged(
