@@ -79,10 +79,11 @@ def _plan(sel: Selection, report: LintReport) -> None:
 
 
 def _recommend(sel: Selection, report: LintReport) -> None:
-    st.subheader("Recommend: the cheapest layout the design allows", anchor=False)
     if only_recorded(sel.session):
+        st.subheader("Recommend: where the cache markers go, and their lifetime", anchor=False)
         _plan(sel, report)
         return
+    st.subheader("Recommend: the cheapest layout the design allows", anchor=False)
     r = recommend_view.recommendation(
         sel.session_key, sel.session, sel.layout, sel.provider, sel.model
     )
@@ -142,10 +143,14 @@ def body() -> None:
         return
     step.write_query(None, sel.query())
     st.title(":material/auto_fix_high: Recommend", anchor=False)
+    searched = (
+        "the recorded requests are searched for the cache markers and lifetimes that bill least"
+        if only_recorded(sel.session)
+        else "the layouts the design allows are searched for the cheapest bill"
+    )
     st.caption(
         f"{md(sel.session.title)} · {md(sel.provider_label)}. Every component is rendered again under"
-        " controlled changes of its context; then the layouts the design allows are searched for the"
-        " cheapest bill."
+        f" controlled changes of its context; then {searched}."
     )
     _recommend(sel, _lint(sel))
 
