@@ -6,8 +6,9 @@ they decide the bill. Markers are placed by rules that find a block in any
 request (:mod:`recorded_marks`); the rules and a lifetime per marker are searched
 over the recorded requests by the layout search's own branch and bound
 (:mod:`breakpoint_search`, :mod:`mixed_lifetimes`) on a trace of the requests
-(:mod:`recorded_trace`). The trace leaves out entries one rule writes and another
-reads, so each plan it finds is applied to the requests and billed again by the
+(:mod:`recorded_trace`). Which entries a marker finds depends on the whole set, which
+a trace can only bound (each rule alone marking, or every rule marking), so each
+plan found on either is applied to the requests and billed again by the
 simulator, as ``analyze`` bills the recorded session; the cheapest such bill
 wins, and where none is cheaper than the recorded markers, they stand.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from assembler.analysis.billing import session_costs
 from assembler.analysis.breakpoint_search import Trace, search
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import TTLS
@@ -89,8 +91,6 @@ def _bill(
 ) -> tuple[Bill, float | None]:
     """The simulated bill of ``sessions`` (their markers replaced by ``marks``), as ``analyze``
     bills each, and what the provider billed."""
-    from assembler.analysis.billing import session_costs
-
     usd = tokens = read = 0.0
     billed: float | None = None
     for s in sessions:
@@ -129,7 +129,7 @@ def _distinct(trace: Trace, rule_list: Sequence[Rule]) -> tuple[Trace, dict[str,
 
 
 def only_recorded_sessions(sessions: Sequence[Session]) -> bool:
-    """Whether every call of every session is a recorded request."""
+    """Whether the sessions have calls, and every one is a recorded request."""
     return all(
         e.request is not None for s in sessions for e in s.events if isinstance(e, LLMCall)
     ) and any(isinstance(e, LLMCall) for s in sessions for e in s.events)

@@ -65,13 +65,13 @@ def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
 def plan_lines(p: RecordedPlan, per_month: int) -> list[str]:
     billed = f" · billed ${p.billed_usd:.4f}" if p.billed_usd is not None else ""
     head = "plan" if p.changed else "recorded markers"
+    how = "the plan applied to the requests, simulated again" if p.changed else "no plan bills less"
     return [
         f"provider {p.provider} · model {p.model} · {p.sessions} session(s) · {p.requests}"
         " recorded request(s)",
         f"before  recorded markers  ${p.recorded.usd:.4f}  hit ratio {p.recorded.hit:.1%}"
         f" (simulated{billed})",
-        f"after   {head:<16} ${p.plan.usd:.4f}  hit ratio {p.plan.hit:.1%}"
-        " (the plan applied to the requests, simulated again)",
+        f"after   {head:<16}  ${p.plan.usd:.4f}  hit ratio {p.plan.hit:.1%} ({how})",
         saving_line(p.saving_per_session, p.saving_per_month(per_month), per_month),
         *(f"- {c}" for c in p.sentences),
         f"- {p.lifetime}",
