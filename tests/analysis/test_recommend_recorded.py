@@ -32,7 +32,7 @@ from assembler.analysis.recorded_trace import recorded_trace
 from assembler.cli import main
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import RecordedBlock, Session
-from tests.sessions.importers.importer_helpers import FIXTURES, load
+from tests.sessions.importers.importer_helpers import CODEX, FIXTURES, load
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_sessions" / "imported_claude_code.yaml"
@@ -177,10 +177,16 @@ def test_cli_prints_the_plan_and_its_saving_per_month(
 
 
 def test_a_codex_rollout_has_no_markers_to_place() -> None:
-    session = load_session(SAMPLE)
-    plan = recommend_recorded([session], provider="openai", model="gpt-4.1")
-    assert not plan.changed and plan.plan == plan.recorded
-    assert plan.sentences[0].startswith("No markers to place")
+    """OpenAI's prefix cache has no markers: a rollout, or a session re-run there, as it is."""
+    rollout = _imported("codex", CODEX)
+    rerun = load_session(SAMPLE)
+    for plan in (
+        recommend_recorded([rollout]),
+        recommend_recorded([rerun], provider="openai", model="gpt-4.1"),
+    ):
+        assert not plan.changed and plan.plan == plan.recorded and not plan.marks
+        assert plan.sentences[0].startswith("No markers to place")
+    assert recommend_recorded([rollout]).recorded.usd == pytest.approx(_usd(rollout))
 
 
 @pytest.mark.skipif(not REAL.exists(), reason="../shared/real-traffic is absent")
