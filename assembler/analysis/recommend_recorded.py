@@ -32,13 +32,14 @@ from assembler.analysis.recorded_marks import (
     Rule,
     candidate_rules,
     first_words,
+    flattened,
     marked_calls,
     plan_marks,
     recorded_marks,
     resolve,
     with_marks,
 )
-from assembler.analysis.recorded_trace import recorded_trace
+from assembler.analysis.recorded_trace import recorded_traces
 from assembler.cache.rules import rules
 from assembler.sessions.model import LLMCall, Session
 
@@ -225,6 +226,7 @@ def recommend_recorded(
 ) -> RecordedPlan:
     """The cheapest marker plan for ``sessions``' recorded requests, never dearer than theirs."""
     first, prov, mdl = billed_at(sessions, provider, model)
+    sessions = [flattened(s) for s in sessions]  # every plan reads every request's blocks
     recorded, billed = _bill(sessions, provider, model, None)
     requests = [
         c.request.blocks()
@@ -252,8 +254,8 @@ def recommend_recorded(
     limit = int(rules()["anthropic"]["max_breakpoints"]["value"])
     found: list[tuple[Marks, str]] = []
     nodes = 0
-    for shared in (False, True):
-        full, facts = recorded_trace(sessions, rule_list, provider, model, shared)
+    own, every, facts = recorded_traces(sessions, rule_list, provider, model)
+    for full in (own, every):  # own: the reading a keep-alive is weighed on (no extra reads)
         trace, by_name = _distinct(full, rule_list)
         for ttl in TTLS:
             choice = search(trace, ttl, limit)
@@ -261,8 +263,6 @@ def recommend_recorded(
             found.append((tuple((by_name[n], ttl) for n in choice.breakpoints), ttl))
         mixed: MixedChoice = search_mixed(trace, limit)
         found.append((tuple((by_name[n], t) for n, t in mixed.marks), "mixed"))
-        if not shared:
-            own = full  # the reading a keep-alive is weighed on: no read a plan lacks
     tried: dict[Marks, tuple[Bill, str]] = {}
     for marks, kind in found:
         if marks and marks not in tried:

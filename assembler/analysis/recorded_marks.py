@@ -136,6 +136,18 @@ def marked_calls(session: Session, provider: str | None = None) -> Iterator[LLMC
                 yield e
 
 
+def flattened(session: Session) -> Session:
+    """``session`` with every recorded request held whole rather than as a chain of kept
+    blocks: resolved once here, each later read of its blocks is a tuple."""
+    events = tuple(
+        replace(e, request=RecordedRequest(e.request.blocks()))
+        if isinstance(e, LLMCall) and e.request is not None
+        else e
+        for e in session.events
+    )
+    return replace(session, events=events)
+
+
 MarksOf = Callable[[LLMCall, Sequence[RecordedBlock]], Mapping[int, str]]
 
 

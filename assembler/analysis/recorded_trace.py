@@ -142,16 +142,12 @@ def _reads(
     return out
 
 
-def recorded_trace(
-    sessions: Sequence[Session],
-    rule_list: Sequence[Rule],
-    provider: str | None,
-    model: str | None,
-    shared: bool = False,
-) -> tuple[Trace, StepFacts]:
-    """The trace of ``sessions``' recorded requests to Anthropic's cache with ``rule_list`` as
-    its boundaries (in that order), billed at ``provider`` and ``model`` (None: each
-    request's own)."""
+def recorded_traces(
+    sessions: Sequence[Session], rule_list: Sequence[Rule], provider: str | None, model: str | None
+) -> tuple[Trace, Trace, StepFacts]:
+    """The traces of ``sessions``' recorded requests to Anthropic's cache with ``rule_list``
+    as their boundaries (in that order), billed at ``provider`` and ``model`` (None: each
+    request's own): each rule alone marking, and every rule marking."""
     requests, models, moments, contexts, outputs = _requests(sessions, rule_list, provider, model)
     lookback = int(rules()["anthropic"]["lookback"]["value"])
     spans = lifetimes()
@@ -161,23 +157,28 @@ def recorded_trace(
         for c, i in enumerate(r.landing):
             if i is not None:
                 cum[c, t] = r.cum[i]
-    n = len(rule_list)
-    reads = {ttl: _reads(requests, n, s, lookback, shared) for ttl, s in spans.items()}
     total = np.array([float(r.cum[-1]) if r.cum else 0.0 for r in requests])
     uncached, read, write = step_rates(ANTHROPIC, models, total, moments, contexts)
     gaps = [
         r.at - requests[t - 1].at if t and requests[t - 1].session == r.session else 0.0
         for t, r in enumerate(requests)
     ]
-    trace = Trace(
-        names=tuple(r.name for r in rule_list),
-        cum=cum,
-        alive={ttl: a > 0 for ttl, a in reads.items()},
-        total=total,
-        uncached_rate=uncached,
-        read_rate=read,
-        write_rate=write,
-        output_usd=outputs,
-        reads=reads,
-    )
-    return trace, StepFacts(tuple(gaps), {})
+    traces = []
+    for shared in (False, True):
+        reads = {
+            ttl: _reads(requests, len(rule_list), s, lookback, shared) for ttl, s in spans.items()
+        }
+        traces.append(
+            Trace(
+                names=tuple(r.name for r in rule_list),
+                cum=cum,
+                alive={ttl: a > 0 for ttl, a in reads.items()},
+                total=total,
+                uncached_rate=uncached,
+                read_rate=read,
+                write_rate=write,
+                output_usd=outputs,
+                reads=reads,
+            )
+        )
+    return traces[0], traces[1], StepFacts(tuple(gaps), {})

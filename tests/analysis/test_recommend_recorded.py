@@ -28,7 +28,7 @@ from assembler.analysis.recorded_marks import (
     resolve,
     with_marks,
 )
-from assembler.analysis.recorded_trace import recorded_trace
+from assembler.analysis.recorded_trace import recorded_traces
 from assembler.cli import main
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import RecordedBlock, Session
@@ -95,7 +95,7 @@ def test_the_recorded_markers_put_back_bill_as_recorded() -> None:
 def test_the_search_finds_the_brute_force_optimum_of_its_trace(shared: bool) -> None:
     for session in (_imported("claude-code", LIFETIME), _imported("requests", PROXY)):
         rules = candidate_rules(_requests(session))
-        trace, _ = recorded_trace([session], rules, None, None, shared)
+        trace = recorded_traces([session], rules, None, None)[1 if shared else 0]
         for ttl in ("5m", "1h"):
             found, best = search(trace, ttl, 4), brute_force(trace, ttl, 4)
             assert found.usd == pytest.approx(best.usd, abs=1e-12)
