@@ -23,6 +23,7 @@ from assembler.analysis.breakpoint_search import Trace, search
 from assembler.analysis.engine import analyze
 from assembler.analysis.layouts import TTLS
 from assembler.analysis.mixed_lifetimes import MixedChoice, search_mixed
+from assembler.analysis.pipeline import runs_as_recorded
 from assembler.analysis.recommend import TIE, billed_at
 from assembler.analysis.recommend_text import gap_counts, keep_alive_sentence, ttl_sentence
 from assembler.analysis.recommend_trace import StepFacts, lifetimes
@@ -91,7 +92,7 @@ def _bill(
     sessions: Sequence[Session], provider: str | None, model: str | None, marks: MarksOf | None
 ) -> tuple[Bill, float | None]:
     """The simulated bill of ``sessions`` (their markers replaced by ``marks``), as ``analyze``
-    bills each, and what the provider billed."""
+    bills each, and what the provider billed (at the sessions' own provider and model only)."""
     usd = tokens = read = 0.0
     billed: float | None = None
     for s in sessions:
@@ -101,7 +102,7 @@ def _bill(
         tokens += a.totals["tokens"]
         read += a.totals["read"]
         costs = session_costs(a)
-        if costs.billed is not None:
+        if costs.billed is not None and runs_as_recorded(s, provider, model):
             billed = (billed or 0.0) + costs.billed
     return Bill(usd, read / tokens if tokens else 0.0), billed
 

@@ -216,3 +216,13 @@ def test_a_folder_of_recorded_sessions_gets_one_plan_for_all(
     assert rec["before"]["usd"] == pytest.approx(2 * one.recorded.usd)
     assert rec["saving_per_session"] == pytest.approx(one.saving_per_session)
     assert [p["block"] for p in rec["plan"]] == [m.rule.name for m in one.marks]
+
+
+def test_the_bill_is_shown_only_at_the_sessions_own_model() -> None:
+    session = _imported("claude-code", LIFETIME)
+    assert recommend_recorded([session]).billed_usd is not None
+    elsewhere = recommend_recorded([session], provider="anthropic", model="claude-haiku-4-5")
+    assert elsewhere.billed_usd is None
+    assert elsewhere.recorded.usd == pytest.approx(
+        analyze(session, provider="anthropic", model="claude-haiku-4-5").totals["usd"]
+    )
