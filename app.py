@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from assembler.analysis.walkthrough import header_sentence
+from assembler.analysis.app import header_sentence
 from ui import billing, html, measured_panel, page, step, step_blocks
 from ui.sidebar import Selection, sidebar
 

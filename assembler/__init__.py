@@ -5,14 +5,16 @@ The public surface. Everything else is an implementation detail.
 
 from typing import TYPE_CHECKING
 
-from assembler.analysis.layouts import (
+from assembler.analysis.engine import (
     BUILTIN_LAYOUTS,
+    AssembledStep,
     Layout,
     LayoutError,
+    SessionAssembler,
     builtin_layout,
+    call_tree_rows,
     load_layout,
 )
-from assembler.analysis.pipeline import AssembledStep, SessionAssembler, call_tree_rows
 from assembler.design.assembly import Assembly, assemble
 from assembler.design.blocks import BlockRecord, BlockStatus
 from assembler.design.calltree import (
@@ -46,6 +48,7 @@ from assembler.design.context import (
 from assembler.design.layers import Layer, Placement
 from assembler.design.registry import ContextComponent, RegistrationError, Registry, always
 from assembler.design.wire import Wire, WireBlock, build_wire, to_anthropic, to_openai
+from assembler.lazy import lazy_names
 from assembler.sessions.loader import load_session, parse_session
 from assembler.sessions.model import (
     ProviderDiagnostic,
@@ -57,61 +60,25 @@ from assembler.sessions.model import (
 from assembler.sessions.replay import Step, iter_steps, replay
 
 if TYPE_CHECKING:  # the lazy names below, as type checkers should see them
-    from assembler.analysis.batch import analyze_batch
-    from assembler.analysis.billing import SessionCosts, session_costs
-    from assembler.analysis.compare import Comparison, compare
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.fleet import run_fleet
-    from assembler.analysis.importing import import_file
-    from assembler.analysis.lint import lint_session
-    from assembler.analysis.measured import compare_measured
-    from assembler.analysis.recommend import recommend
-    from assembler.analysis.recommend_text import layout_text
-    from assembler.analysis.report_json import analysis_json
-    from assembler.analysis.report_rows import analysis_rows
-    from assembler.analysis.results import (
+    from assembler.analysis.advice import Comparison, compare, layout_text, lint_session, recommend
+    from assembler.analysis.bill import SessionCosts, compare_measured, session_costs
+    from assembler.analysis.engine import (
         BlockAnalysis,
         DiagnosticCheck,
         Miss,
         SessionAnalysis,
         StepAnalysis,
+        analyze,
+        import_file,
     )
+    from assembler.analysis.fleet import analyze_batch, run_fleet
+    from assembler.analysis.reports import analysis_json, analysis_rows
     from assembler.cache.store import CacheStore
     from assembler.sessions.generator import generate_session
 
 # The engine (tokens, cache simulation, prices) and the importers load on first
 # use, so that assembling a context does not pay for them.
-_LAZY = {
-    "analyze": "assembler.analysis.engine",
-    "compare": "assembler.analysis.compare",
-    "analysis_json": "assembler.analysis.report_json",
-    "analysis_rows": "assembler.analysis.report_rows",
-    "SessionAnalysis": "assembler.analysis.results",
-    "StepAnalysis": "assembler.analysis.results",
-    "BlockAnalysis": "assembler.analysis.results",
-    "Miss": "assembler.analysis.results",
-    "DiagnosticCheck": "assembler.analysis.results",
-    "Comparison": "assembler.analysis.compare",
-    "CacheStore": "assembler.cache.store",
-    "compare_measured": "assembler.analysis.measured",
-    "analyze_batch": "assembler.analysis.batch",
-    "session_costs": "assembler.analysis.billing",
-    "SessionCosts": "assembler.analysis.billing",
-    "import_file": "assembler.analysis.importing",
-    "generate_session": "assembler.sessions.generator",
-    "lint_session": "assembler.analysis.lint",
-    "run_fleet": "assembler.analysis.fleet",
-    "recommend": "assembler.analysis.recommend",
-    "layout_text": "assembler.analysis.recommend_text",
-}
-
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'assembler' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, __file__)
 
 
 __all__ = [

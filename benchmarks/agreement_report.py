@@ -14,10 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from assembler.analysis.agreement import Agreement, agreement, agreement_lines
-from assembler.analysis.engine import analyze
-from assembler.analysis.importing import import_file
-from assembler.analysis.measured import compare_measured
+from assembler.analysis.bill import Agreement, agreement, agreement_lines, compare_measured
+from assembler.analysis.engine import analyze, import_file
 from assembler.sessions.loader import parse_session
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "sessions" / "importers" / "fixtures"

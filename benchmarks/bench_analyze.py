@@ -100,7 +100,7 @@ def child(path_name: str, file: str, sample: int) -> dict[str, float]:
     base = rss_mb()
     if path_name == "analyze":
         from assembler.analysis.engine import analyze
-        from assembler.cache.pricing import check_model
+        from assembler.cache.prices.pricing import check_model
 
         # the price tables load on first use; like the encoding, before any timing
         check_model(session.profile.provider, session.profile.model)
@@ -108,7 +108,7 @@ def child(path_name: str, file: str, sample: int) -> dict[str, float]:
         a = analyze(session)
         seconds = time.perf_counter() - start
         return {"seconds": seconds, "peak": rss_mb(), "base": base, "n": a.totals["tokens"]}
-    from assembler.analysis.pipeline import SessionAssembler
+    from assembler.analysis.engine import SessionAssembler
 
     total, tokenizing = 0, 0.0
     start = time.perf_counter()

@@ -4,7 +4,7 @@ Run by hand: ``.venv/bin/python benchmarks/bench_batch.py [--sessions 200] [--re
 
 Writes ``--sessions`` sessions (as YAML, then as JSON Lines) with ``assembler.sessions.generator.generate_session`` (8 to
 15 LLM calls each, seed = index; Anthropic ``claude-sonnet-4-5``, ``seed``
-layout) to a temporary folder, then runs ``assembler.analysis.batch.analyze_batch`` on
+layout) to a temporary folder, then runs ``assembler.analysis.fleet.analyze_batch`` on
 the folder with 1 worker process and with ``os.cpu_count()`` workers, each
 ``--repeat`` times, and prints the best run of each: sessions/s, steps/s, the
 speed-up, how many distinct worker processes did work, and the largest peak
@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from assembler.analysis.batch import BatchReport, Options, analyze_batch, session_paths
+from assembler.analysis.fleet import BatchReport, Options, analyze_batch, session_paths
 from assembler.sessions.generator import generate_session, write_session
 
 
@@ -57,7 +57,7 @@ def start_ray(cores: int) -> float:
     """Start a local Ray once; returns the seconds it took."""
     import ray as ray_module
 
-    from assembler.analysis.fleet_ray import start
+    from assembler.analysis.fleet import start
 
     ray_module.shutdown()  # no-op when none is running
     begin = time.perf_counter()

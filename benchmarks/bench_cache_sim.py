@@ -25,7 +25,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from assembler.analysis.pipeline import SessionAssembler
+from assembler.analysis.engine import SessionAssembler
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.providers import simulator
 from assembler.cache.segmenter import Segmenter

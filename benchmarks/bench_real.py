@@ -52,8 +52,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "real-traffic"
 #: What a command imports before it reads its input.
 IMPORTS = (
-    "import assembler.cli.main, assembler.analysis.engine, assembler.analysis.importing,"
-    " assembler.cache.pricing, assembler.sessions.loader"
+    "import assembler.cli.main, assembler.analysis.engine.analyzer,"
+    " assembler.analysis.engine.importing, assembler.cache.prices.pricing, assembler.sessions.loader"
 )
 
 

@@ -7,7 +7,7 @@ after one warm-up run on a small session (encodings and price tables loaded),
 each on a freshly parsed session with empty token memos:
 
 - analyze: one ``assembler.analysis.engine.analyze`` under the seed layout.
-- recommend: ``assembler.analysis.recommend.recommend`` from the seed layout: one trace per
+- recommend: ``assembler.analysis.advice.recommend`` from the seed layout: one trace per
   arrangement and per candidate call-tree budget tried, the breakpoint search for each
   lifetime and, on the winner, for a lifetime per breakpoint, then ``analyze`` of the
   current and the recommended layout to bill them as ``compare`` does.
@@ -25,9 +25,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.layouts import builtin_layout
-from assembler.analysis.recommend import recommend
+from assembler.analysis.advice import recommend
+from assembler.analysis.engine import analyze, builtin_layout
 from assembler.cache import tokenizers as tokens
 from assembler.design.calltree_yaml import clear_caches as clear_tree_caches
 from assembler.sessions.generator import generate_session

@@ -22,7 +22,11 @@ from typing import Any
 
 # (analyze, generate_session, parse_session) in the layered package, then in the flat one
 LAYOUTS = (
-    ("assembler.analysis.engine", "assembler.sessions.generator", "assembler.sessions.loader"),
+    (
+        "assembler.analysis.engine",
+        "assembler.sessions.generator",
+        "assembler.sessions.loader",
+    ),
     ("assembler.analysis", "assembler.generator", "assembler.session"),
 )
 

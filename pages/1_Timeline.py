@@ -7,7 +7,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import streamlit as st
 
-from assembler.analysis.downsample import MAX_POINTS
+from assembler.analysis.app import MAX_POINTS
 from ui import billing, chart_marker, charts, data, page, step
 from ui.html import md
 from ui.sidebar import sidebar

@@ -6,11 +6,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from assembler.analysis import compare_steps
-from assembler.analysis.layout_text import full_layout_text
-from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
-from assembler.analysis.recommend import only_recorded
-from assembler.analysis.results import SessionAnalysis
+from assembler.analysis.advice import banner, first_divergence, only_recorded, pairs, side_sentence
+from assembler.analysis.engine import (
+    BUILTIN_LAYOUTS,
+    LayoutError,
+    SessionAnalysis,
+    full_layout_text,
+)
 from assembler.limits import clip, one_line
 from ui import billing, charts, data, layout_store, page, step
 from ui.html import literal, md
@@ -208,8 +210,8 @@ def body() -> None:
             (sel.session_key, base.key, sel.provider, sel.model, sel.ttl), b, sel.recorded
         )
     )
-    steps = compare_steps.pairs(b, h)
-    first = compare_steps.first_divergence(steps)
+    steps = pairs(b, h)
+    first = first_divergence(steps)
     if first is None and only_recorded(sel.session):
         st.info(
             "The two layouts give the same numbers at every step: every call of this session"
@@ -223,15 +225,11 @@ def body() -> None:
         )
     else:
         st.warning(
-            md(
-                compare_steps.banner(
-                    first, b.steps[first.step - 1], h.steps[first.step - 1], (b.ttl, h.ttl)
-                )
-            ),
+            md(banner(first, b.steps[first.step - 1], h.steps[first.step - 1], (b.ttl, h.ttl))),
             icon=":material/call_split:",
         )
-        st.caption(md(compare_steps.side_sentence("Base:", first.base)))
-        st.caption(md(compare_steps.side_sentence("Head:", first.head)))
+        st.caption(md(side_sentence("Base:", first.base)))
+        st.caption(md(side_sentence("Head:", first.head)))
         for side, choice in (("base", base), ("head", head)):
             st.page_link(
                 "app.py",

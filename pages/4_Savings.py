@@ -8,8 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from assembler.analysis.report_json import analysis_json
-from assembler.analysis.report_rows import analysis_rows
+from assembler.analysis.reports import analysis_json, analysis_rows
 from ui import billing, page, step
 from ui.html import md
 from ui.sidebar import sidebar

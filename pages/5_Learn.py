@@ -1,15 +1,15 @@
 """Learn: the design in four steps of the bundled research session, each one click from the step view.
 
 The prose explains the design; every sentence about what the cache did is computed from the
-analysis of that step, under each lifetime it is shown for (assembler.analysis.walkthrough).
+analysis of that step, under each lifetime it is shown for (assembler.analysis.app.walkthrough).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from assembler.analysis.results import SessionAnalysis
-from assembler.analysis.walkthrough import LIFETIMES, POINTS, SESSION, date_lines, learn_points
+from assembler.analysis.app import LIFETIMES, POINTS, SESSION, date_lines, learn_points
+from assembler.analysis.engine import SessionAnalysis
 from ui import data, page, sidebar
 
 #: The Learn text is about the recorded prices and each layout's own lifetime: its links say so,

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from assembler.analysis.lint import LintReport
-from assembler.analysis.recommend import only_recorded
-from assembler.analysis.recommend_text import layout_text
+from assembler.analysis.advice import LintReport, layout_text, only_recorded
 from ui import data, page, recommend_view, step
 from ui.html import md
 from ui.sidebar import Selection, sidebar

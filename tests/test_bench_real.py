@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from assembler.analysis.importing import import_file
+from assembler.analysis.engine import import_file
 from tests.sessions.importers.importer_helpers import FIXTURES, load
 
 ROOT = Path(__file__).resolve().parents[1]

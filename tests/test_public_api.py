@@ -12,7 +12,11 @@ def test_every_public_name_resolves() -> None:
 
 
 def test_importing_the_package_does_not_load_the_engine() -> None:
-    engine = ("assembler.analysis.engine", "assembler.cache.tokenizers", "assembler.cache.pricing")
+    engine = (
+        "assembler.analysis.engine.analyzer",
+        "assembler.cache.tokenizers",
+        "assembler.cache.prices.pricing",
+    )
     code = f"import sys, assembler; print(any(m in sys.modules for m in {engine!r}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -1,7 +1,7 @@
 """Billed beside simulated beside no-cache: the one place the app prices measured usage.
 
 An imported session carries what the provider reported per request; priced by the
-library (``assembler.analysis.billing.billed_cost``: the request's own platform and
+library (``assembler.analysis.bill.billed_cost``: the request's own platform and
 model, at the price in force when it was sent) it is the bill. Every page calls
 :func:`costs` and :func:`strip`, so the figures are computed once per analysis.
 """
@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from assembler.analysis.billing import billed_cost
-from assembler.analysis.results import SessionAnalysis
-from assembler.cache.pricing import PricingError
+from assembler.analysis.bill import billed_cost
+from assembler.analysis.engine import SessionAnalysis
+from assembler.cache.prices.pricing import PricingError
 
 if TYPE_CHECKING:
     from ui.sidebar import Selection

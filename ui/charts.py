@@ -9,7 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from assembler.analysis.downsample import MAX_POINTS, extreme_indices
+from assembler.analysis.app import MAX_POINTS, extreme_indices
 from ui.chart_marker import Mark
 from ui.html import LAYER_COLOURS
 
@@ -122,7 +122,7 @@ def measured_overlay(fig: go.Figure, analysis: Any) -> bool:
     where simulated and measured classes disagree get a red ring. Returns
     whether anything was drawn (no step carries measured usage: nothing).
     """
-    from assembler.analysis.measured import compare_measured
+    from assembler.analysis.bill import compare_measured
 
     steps = list(getattr(analysis, "steps", ()))
     if not any(s.measured is not None for s in steps):

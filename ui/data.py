@@ -22,10 +22,15 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.layouts import BUILTIN_LAYOUTS, Layout, builtin_layout, parse_layout_text
-from assembler.analysis.results import SessionAnalysis
-from assembler.analysis.reuse import freeze_for_reuse
+from assembler.analysis.engine import (
+    BUILTIN_LAYOUTS,
+    Layout,
+    SessionAnalysis,
+    analyze,
+    builtin_layout,
+    freeze_for_reuse,
+    parse_layout_text,
+)
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Session
@@ -382,7 +387,7 @@ def comparison(
     ttl: str | None,
 ) -> Any:
     """Both layouts analysed, once per input; kept by the bytes of the file behind them."""
-    from assembler.analysis.compare import compare
+    from assembler.analysis.advice import compare
 
     store = _comparisons()
     owner = visitor()

@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from assembler.analysis.layout_text import check_names
+from assembler.analysis.engine import check_names
 from ui import data
 
 PREFIX = "text:"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from assembler.analysis.measured import MeasuredComparison, compare_measured
-from assembler.analysis.results import DiagnosticCheck, SessionAnalysis
+from assembler.analysis.bill import MeasuredComparison, compare_measured
+from assembler.analysis.engine import DiagnosticCheck, SessionAnalysis
 from ui.html import esc
 
 

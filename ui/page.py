@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from assembler.analysis.layouts import LayoutError
+from assembler.analysis.engine import LayoutError
 from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.sessions.model import SessionError

@@ -7,12 +7,17 @@ from typing import Any
 
 import streamlit as st
 
-from assembler.analysis.layouts import BUILTIN_LAYOUTS, Layout
-from assembler.analysis.lint import LintReport, lint_session
-from assembler.analysis.pipeline import runs_as_recorded
-from assembler.analysis.recommend import Recommendation, recommend
-from assembler.analysis.recommend_recorded import RecordedPlan, recommend_recorded
-from assembler.analysis.recommend_text import layout_text
+from assembler.analysis.advice import (
+    LintReport,
+    Recommendation,
+    RecordedPlan,
+    layout_text,
+    lint_session,
+    recommend,
+    recommend_recorded,
+)
+from assembler.analysis.bill import billed_usd
+from assembler.analysis.engine import BUILTIN_LAYOUTS, Layout, runs_as_recorded
 from assembler.sessions.model import Session
 from ui import data, layout_store
 from ui.sidebar import SCROLL_TOP
@@ -62,7 +67,7 @@ def recommendation(
 def _plan(
     session_key: str, provider: str | None, model: str | None, _session: Session
 ) -> RecordedPlan:
-    return recommend_recorded([_session], provider=provider, model=model)
+    return recommend_recorded([_session], provider=provider, model=model, billed_of=billed_usd)
 
 
 def recorded_plan(

@@ -16,9 +16,12 @@ from typing import Any
 
 import streamlit as st
 
-from assembler.analysis.layouts import BUILTIN_LAYOUTS, LayoutError
-from assembler.analysis.pipeline import runs_as_recorded
-from assembler.analysis.results import SessionAnalysis
+from assembler.analysis.engine import (
+    BUILTIN_LAYOUTS,
+    LayoutError,
+    SessionAnalysis,
+    runs_as_recorded,
+)
 from assembler.limits import clip, one_line
 from assembler.sessions.model import Session, SessionError
 from ui import data, html, layout_store, step, uploads

@@ -1,7 +1,7 @@
 """The step view's block stack for long recorded histories, and what one block and the request hold.
 
-Pages only draw: folding is ``assembler.analysis.history_view``, the line diff
-``assembler.analysis.text_diff``, the wire JSON ``assembler.analysis.wire_request``.
+Pages only draw: folding, the line diff and the wire JSON come from ``assembler.analysis``
+(``app.fold_history``, ``app.line_diff``, ``engine.wire_json``).
 """
 
 from __future__ import annotations
@@ -10,11 +10,15 @@ from typing import Any
 
 import streamlit as st
 
-from assembler.analysis import history_view
-from assembler.analysis.history_view import Fold, filter_rows, fold_history
-from assembler.analysis.results import SessionAnalysis, StepAnalysis
-from assembler.analysis.text_diff import counts, line_diff
-from assembler.analysis.wire_request import wire_format, wire_json
+from assembler.analysis.app import (
+    MIN_FOLD_BLOCKS,
+    Fold,
+    counts,
+    filter_rows,
+    fold_history,
+    line_diff,
+)
+from assembler.analysis.engine import SessionAnalysis, StepAnalysis, wire_format, wire_json
 from assembler.sessions.model import LLMCall, Session
 from ui import html
 
@@ -49,7 +53,7 @@ def stack(session_key: str, session: Session, s: StepAnalysis, approx: bool) -> 
     if step_roles is not None:
         st.caption(RECORDED_NOTE)
     st.html(html.legend())
-    rows: list[Any] = fold_history(s.blocks, step_roles, history_view.MIN_FOLD_BLOCKS)
+    rows: list[Any] = fold_history(s.blocks, step_roles, MIN_FOLD_BLOCKS)
     folds = [r for r in rows if isinstance(r, Fold)]
     chosen = st.pills(
         "Show blocks",

@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from assembler.analysis.uploads import UploadError, read_upload
+from assembler.analysis.app import UploadError, read_upload
 from assembler.sessions.model import Session, SessionError
 from assembler.sessions.replay import iter_steps
 from ui import data

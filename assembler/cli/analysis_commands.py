@@ -20,14 +20,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.layouts import TTLS, Layout, load_layout
+from assembler.analysis.engine import TTLS, Layout, load_layout
 from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
-    from assembler.analysis.batch import BatchReport, Options
-    from assembler.analysis.results import SessionAnalysis
+    from assembler.analysis.engine import SessionAnalysis
+    from assembler.analysis.fleet import BatchReport, Options
     from assembler.sessions.model import Session
 
 EXIT_THRESHOLD = 1
@@ -57,13 +57,9 @@ def human_analysis(a: SessionAnalysis, recorded: bool = True) -> str:
     """A readable table, the totals and one sentence per miss; ``recorded``: analysed at the
     session's own provider and model, so its measured usage is a bill to show and to check
     the simulation against."""
-    from assembler.analysis.agreement import agreement, agreement_lines
-    from assembler.analysis.billing import session_costs
-    from assembler.analysis.diagnostics import diagnostic_lines
-    from assembler.analysis.measured import compare_measured
-    from assembler.analysis.report_json import rules_lines
-    from assembler.analysis.report_rows import analysis_rows
-    from assembler.analysis.step_notes import priced_as_lines
+    from assembler.analysis.bill import agreement, agreement_lines, compare_measured, session_costs
+    from assembler.analysis.engine import diagnostic_lines
+    from assembler.analysis.reports import analysis_rows, priced_as_lines, rules_lines
 
     rows = []
     for r, s in zip(analysis_rows(a), a.steps, strict=True):
@@ -139,13 +135,13 @@ def is_batch_target(target: str) -> bool:
     """A folder or a glob, not one session file (a file is surely one: no import needed)."""
     if Path(target).is_file():
         return False
-    from assembler.analysis.batch import is_batch_target as batch_target
+    from assembler.analysis.fleet import is_batch_target as batch_target
 
     return batch_target(target)
 
 
 def session_files(target: str) -> list[Path]:
-    from assembler.analysis.batch import session_paths
+    from assembler.analysis.fleet import session_paths
 
     try:
         return session_paths(target)
@@ -161,12 +157,12 @@ def _write_outputs(args: argparse.Namespace, a: SessionAnalysis, session: Sessio
     """``--parquet`` / ``--otlp`` for one session (the per-step table is printed as usual)."""
     if args.parquet:
         _need("pyarrow", "--parquet")
-        from assembler.analysis.parquet_tables import write_session_tables
+        from assembler.analysis.reports import write_session_tables
 
         with _writing(args.parquet, "--parquet"):
             write_session_tables(a, session, args.session, args.parquet)
     if args.otlp:
-        from assembler.analysis.otlp_spans import otlp_line
+        from assembler.analysis.reports import otlp_line
 
         with _writing(args.otlp, "--otlp"):
             Path(args.otlp).write_text(otlp_line(a, args.session), encoding="utf-8")
@@ -189,8 +185,7 @@ def _need(module: str, flag: str) -> None:
 
 def _run_fleet(args: argparse.Namespace, options: Options) -> BatchReport:
     """The batch through the fleet engines (Ray, Parquet, spans, URIs)."""
-    from assembler.analysis.fleet import run_fleet
-    from assembler.analysis.fleet_sources import sources
+    from assembler.analysis.fleet import run_fleet, sources
 
     if args.engine == "ray":
         _need("ray", "--engine ray")
@@ -216,7 +211,7 @@ def _run_fleet(args: argparse.Namespace, options: Options) -> BatchReport:
 
 
 def cmd_analyze_batch(args: argparse.Namespace) -> int:
-    from assembler.analysis.batch import Options, analyze_batch, batch_json, human_batch
+    from assembler.analysis.fleet import Options, analyze_batch, batch_json, human_batch
 
     if args.csv:
         raise UsageError("--csv applies to one session; use --json for a folder or a glob")
@@ -267,20 +262,20 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
     from assembler.analysis.engine import analyze
-    from assembler.analysis.report_json import write_analysis_json
+    from assembler.analysis.reports import write_analysis_json
 
     session = load_session(args.session)
     with provider_errors(session.source, args.provider, args.model):
         a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
     _write_outputs(args, a, session)
-    from assembler.analysis.pipeline import runs_as_recorded
+    from assembler.analysis.engine import runs_as_recorded
 
     recorded = runs_as_recorded(session, args.provider, args.model)
     if args.json:
         write_analysis_json(a, sys.stdout.write, recorded)  # one step at a time
         sys.stdout.write("\n")
     elif args.csv:
-        from assembler.analysis.report_rows import ROW_COLUMNS, analysis_rows
+        from assembler.analysis.reports import ROW_COLUMNS, analysis_rows
 
         writer = csv.DictWriter(sys.stdout, fieldnames=list(ROW_COLUMNS), lineterminator="\n")
         writer.writeheader()

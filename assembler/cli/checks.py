@@ -22,7 +22,7 @@ def check_provider_model(source: str, provider: str | None, model: str | None) -
     :func:`provider_errors` checks it once the session is read."""
     if not provider:
         return
-    from assembler.cache.pricing import PROVIDER_IDS, check_model
+    from assembler.cache.prices.pricing import PROVIDER_IDS, check_model
     from assembler.cache.providers import normalize_provider
 
     with provider_errors(source, provider, model):
@@ -36,7 +36,7 @@ def check_provider_model(source: str, provider: str | None, model: str | None) -
 def provider_errors(source: str, provider: str | None, model: str | None) -> Iterator[None]:
     """A provider or model error inside names ``source`` and the flag (or session field);
     other errors pass as they are."""
-    from assembler.cache.pricing import PricingError
+    from assembler.cache.prices.pricing import PricingError
     from assembler.cache.providers import UnknownProvider
 
     try:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.layouts import TTLS, load_layout
+from assembler.analysis.engine import TTLS, load_layout
 from assembler.cli.analysis_commands import (
     EXIT_BAD_INPUT,
     EXIT_THRESHOLD,
@@ -29,8 +29,8 @@ from assembler.errors import UsageError
 from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
-    from assembler.analysis.compare import Comparison
-    from assembler.analysis.junit import CaseResult
+    from assembler.analysis.advice import Comparison
+    from assembler.analysis.reports import CaseResult
 
 
 def human_comparison(c: Comparison, max_drop: float, max_increase: float) -> str:
@@ -68,7 +68,7 @@ def exceeded(c: Comparison, max_drop: float, max_increase: float) -> bool:
 
 
 def _compare_one(args: argparse.Namespace, path: str) -> Comparison:
-    from assembler.analysis.compare import compare
+    from assembler.analysis.advice import compare
 
     session = load_session(path)
     base, head = load_layout(args.base), load_layout(args.head)
@@ -88,7 +88,7 @@ def _comparison_json(c: Comparison, args: argparse.Namespace, failed: bool) -> d
 
 def _write_junit(args: argparse.Namespace, results: list[CaseResult]) -> None:
     if args.junit:
-        from assembler.analysis.junit import junit_xml, write_junit
+        from assembler.analysis.reports import junit_xml, write_junit
 
         xml = junit_xml(results, args.max_hit_ratio_drop, args.max_cost_increase)
         try:
@@ -98,7 +98,7 @@ def _write_junit(args: argparse.Namespace, results: list[CaseResult]) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from assembler.analysis.junit import CaseResult
+    from assembler.analysis.reports import CaseResult
 
     for flag, value in (
         ("--max-hit-ratio-drop", args.max_hit_ratio_drop),
@@ -128,7 +128,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_compare_many(args: argparse.Namespace) -> int:
     """Every session of a folder or glob: exit 2 if one could not be compared, else 1 if
     one passed a threshold, else 0. A bad session does not stop the others."""
-    from assembler.analysis.junit import CaseResult
+    from assembler.analysis.reports import CaseResult
 
     load_layout(args.base)  # a bad layout is one error, not one per session
     load_layout(args.head)

@@ -22,7 +22,7 @@ from assembler.sessions.model import MAX_BYTES, SessionError
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from assembler.analysis.importing import import_session  # the tokenizers
+    from assembler.analysis.engine import import_session  # the tokenizers
     from assembler.sessions.generator import write_session
 
     source = Path(args.file)

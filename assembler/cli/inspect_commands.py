@@ -9,9 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assembler.analysis.layouts import load_layout
-from assembler.analysis.pipeline import SessionAssembler
-from assembler.analysis.wire_request import request_json
+from assembler.analysis.engine import SessionAssembler, load_layout, request_json
 from assembler.cli.checks import check_provider_model, pick_step
 from assembler.design.components import default_registry
 from assembler.design.context import format_time

@@ -13,11 +13,11 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.layouts import load_layout
+from assembler.analysis.engine import load_layout
 from assembler.sessions.loader import load_session
 
 if TYPE_CHECKING:
-    from assembler.analysis.lint import LintReport
+    from assembler.analysis.advice import LintReport
 
 EXIT_ERROR = 1
 
@@ -50,7 +50,7 @@ def lint_json(report: LintReport) -> dict[str, Any]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from assembler.analysis.lint import lint_lines, lint_session
+    from assembler.analysis.advice import lint_lines, lint_session
 
     report = lint_session(load_session(args.session), load_layout(args.layout))
     if args.json:

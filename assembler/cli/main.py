@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from assembler.analysis.layouts import LayoutError
+from assembler.analysis.engine import LayoutError
 from assembler.cli import analysis_commands as cli_analysis
 from assembler.cli import compare_commands, lint_commands, recommend_commands, rules_commands
 from assembler.cli import import_commands as cli_import

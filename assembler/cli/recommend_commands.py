@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.layouts import load_layout
+from assembler.analysis.engine import load_layout
 from assembler.cli.analysis_commands import is_batch_target
 from assembler.cli.checks import check_provider_model, provider_errors
 from assembler.errors import UsageError
@@ -20,8 +20,7 @@ from assembler.sessions.loader import load_session
 from assembler.sessions.model import Session
 
 if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
-    from assembler.analysis.recommend import Recommendation
-    from assembler.analysis.recommend_recorded import RecordedPlan
+    from assembler.analysis.advice import Recommendation, RecordedPlan
 
 DEFAULT_SESSIONS_PER_MONTH = 1000
 
@@ -45,7 +44,7 @@ def recommendation_lines(r: Recommendation, per_month: int) -> list[str]:
 
 
 def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
-    from assembler.analysis.recommend_text import layout_text
+    from assembler.analysis.advice import layout_text
 
     return {
         "provider": r.provider,
@@ -114,7 +113,8 @@ def plan_json(p: RecordedPlan, per_month: int) -> dict[str, Any]:
 
 
 def _recorded(args: argparse.Namespace, sessions: list[Session]) -> int:
-    from assembler.analysis.recommend_recorded import recommend_recorded
+    from assembler.analysis.advice import recommend_recorded
+    from assembler.analysis.bill import billed_usd
 
     if args.output:
         raise UsageError(
@@ -122,7 +122,9 @@ def _recorded(args: argparse.Namespace, sessions: list[Session]) -> int:
             " (use --json to keep the plan)"
         )
     with provider_errors(args.session, args.provider, args.model):
-        p = recommend_recorded(sessions, provider=args.provider, model=args.model)
+        p = recommend_recorded(
+            sessions, provider=args.provider, model=args.model, billed_of=billed_usd
+        )
     if args.json:
         print(json.dumps(plan_json(p, args.sessions_per_month), ensure_ascii=False, indent=2))
     else:
@@ -131,9 +133,8 @@ def _recorded(args: argparse.Namespace, sessions: list[Session]) -> int:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from assembler.analysis.batch import session_paths
-    from assembler.analysis.recommend import recommend
-    from assembler.analysis.recommend_text import layout_text
+    from assembler.analysis.advice import layout_text, recommend
+    from assembler.analysis.fleet import session_paths
 
     if args.sessions_per_month < 0:
         raise UsageError(
@@ -149,7 +150,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     else:
         paths = [Path(args.session)]
     sessions = [load_session(str(p)) for p in paths]
-    from assembler.analysis.recommend_recorded import only_recorded_sessions
+    from assembler.analysis.advice import only_recorded_sessions
 
     if only_recorded_sessions(sessions):  # the client's markers are what can change
         return _recorded(args, sessions)

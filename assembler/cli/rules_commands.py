@@ -13,7 +13,7 @@ def _check_model(providers: list[str], model: str) -> None:
 
     With ``--provider`` that provider must price it (as for ``analyze``); without, any of
     them, since every provider's rules are printed for it."""
-    from assembler.cache.pricing import PricingError, check_model
+    from assembler.cache.prices.pricing import PricingError, check_model
 
     errors: list[str] = []
     for provider in providers:

@@ -63,6 +63,7 @@ class WireBlock:
     role: str = "user"
     tail: bool = False  # L1 tail content: after breakpoint ③, not part of its segment
     ttl: str | None = None  # the breakpoint's own lifetime (5m, 1h); None: the request's
+    warm: bool = False  # a recorded request's prefix through here was cached before it was sent
     section: str = field(init=False, default="")  # tools, system or messages
 
     def __post_init__(self) -> None:

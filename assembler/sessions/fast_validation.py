@@ -221,6 +221,7 @@ _BLOCK = Spec(
         "breakpoint": BOOL,
         "inferred": BOOL,
         "ttl": frozenset({"5m", "1h"}),
+        "warm": BOOL,
     },
     ("section",),
 )

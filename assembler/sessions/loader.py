@@ -210,6 +210,7 @@ def _recorded(
                 breakpoint=b.get("breakpoint", False),
                 inferred=b.get("inferred", False),
                 ttl=b.get("ttl"),
+                warm=b.get("warm", False),
             )
         )
     return RecordedRequest(tuple(tail), before, keep, marks, hours)

@@ -122,6 +122,7 @@ class RecordedBlock:
     breakpoint: bool = False
     inferred: bool = False  # tokens inferred from billed usage
     ttl: str | None = None  # its marker's own lifetime (5m, 1h); None: the request's
+    warm: bool = False  # the provider held the prefix through this block before the request
 
 
 class RecordedRequest(Sequence[RecordedBlock]):
@@ -137,7 +138,16 @@ class RecordedRequest(Sequence[RecordedBlock]):
     the markers from this node alone.
     """
 
-    __slots__ = ("_counts", "_hour_marks", "_keep", "_len", "_marks", "_previous", "_tail")
+    __slots__ = (
+        "_counts",
+        "_hour_marks",
+        "_keep",
+        "_len",
+        "_marks",
+        "_previous",
+        "_tail",
+        "warm_end",
+    )
 
     def __init__(
         self,
@@ -154,6 +164,8 @@ class RecordedRequest(Sequence[RecordedBlock]):
         self._hour_marks = hour_marks  # kept blocks whose marker asks for one hour
         self._tail = tail
         self._len = keep + len(tail)
+        # the last block of the prefix that was cached before this request was sent (-1: none)
+        self.warm_end = max((keep + i for i, b in enumerate(tail) if b.warm), default=-1)
         # per section, how many of its blocks come before each tail position (default names)
         start = kept_counts(previous, keep)
         counts = {name: [n] for name, n in start.items()}

@@ -51,6 +51,7 @@ def recorded_wire(blocks: Sequence[RecordedBlock]) -> Wire:
                 declared_tokens=b.tokens,
                 role=b.role,
                 ttl=b.ttl if mark is not None else None,
+                warm=b.warm,
             )
         )
     return Wire(tuple(out))

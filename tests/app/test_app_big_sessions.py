@@ -7,7 +7,7 @@ import json
 
 from app_helpers import new_app
 
-from assembler.analysis.downsample import MAX_POINTS
+from assembler.analysis.app.downsample import MAX_POINTS
 from assembler.sessions.generator import generate_session
 
 
@@ -42,8 +42,8 @@ def test_a_long_timeline_is_thinned_and_keeps_the_biggest_step() -> None:
     assert len(xs) < steps
     # the step with the biggest context is among the drawn points
     frame_totals = {}
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.layouts import builtin_layout
+    from assembler.analysis.engine.analyzer import analyze
+    from assembler.analysis.engine.layouts import builtin_layout
     from assembler.sessions.loader import parse_bytes
 
     a = analyze(

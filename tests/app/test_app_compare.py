@@ -45,8 +45,8 @@ def test_costs_differ_from_step_1_so_the_divergence_is_step_1() -> None:
 
 
 def test_midnight_banner_names_the_side_and_both_sentences() -> None:
-    from assembler.analysis.compare import compare
-    from assembler.analysis.layouts import builtin_layout
+    from assembler.analysis.advice.comparison import compare
+    from assembler.analysis.engine.layouts import builtin_layout
     from assembler.sessions.loader import load_session
 
     session = load_session(ROOT / "sample_sessions" / "coding_agent_midnight.yaml")
@@ -87,8 +87,8 @@ def test_midnight_banner_names_the_side_and_both_sentences() -> None:
 def test_every_miss_sentence_uses_its_steps_numbers() -> None:
     import re
 
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.layouts import BUILTIN_LAYOUTS, builtin_layout
+    from assembler.analysis.engine.analyzer import analyze
+    from assembler.analysis.engine.layouts import BUILTIN_LAYOUTS, builtin_layout
     from assembler.sessions.loader import load_session
 
     session = load_session(ROOT / "sample_sessions" / "coding_agent_midnight.yaml")
@@ -149,7 +149,7 @@ def test_money_per_session_and_per_month_at_the_users_count() -> None:
 
 
 def test_the_layout_editor_starts_full_and_suggests_names() -> None:
-    from assembler.analysis.layouts import builtin_layout
+    from assembler.analysis.engine.layouts import builtin_layout
     from assembler.design.components import default_registry
 
     at = _compare()
@@ -166,8 +166,8 @@ def test_the_layout_editor_starts_full_and_suggests_names() -> None:
 
 
 def test_savings_explains_the_write_premium_of_step_1() -> None:
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.layouts import builtin_layout
+    from assembler.analysis.engine.analyzer import analyze
+    from assembler.analysis.engine.layouts import builtin_layout
     from assembler.sessions.loader import load_session
 
     s1 = analyze(

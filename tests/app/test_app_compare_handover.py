@@ -7,8 +7,8 @@ from __future__ import annotations
 from app_helpers import ROOT, new_app
 from streamlit.testing.v1 import AppTest
 
-from assembler.analysis.layouts import builtin_layout
-from assembler.analysis.lint import lint_session
+from assembler.analysis.advice.lint import lint_session
+from assembler.analysis.engine.layouts import builtin_layout
 from assembler.sessions.loader import load_session
 
 COMPARE = "pages/2_Compare_layouts.py"

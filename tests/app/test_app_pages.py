@@ -11,7 +11,7 @@ import pytest
 from app_helpers import PAGES, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
-from assembler.analysis.results import BlockAnalysis
+from assembler.analysis.engine.results import BlockAnalysis
 from ui import charts
 from ui import html as ui_html
 

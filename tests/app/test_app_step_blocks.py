@@ -9,6 +9,7 @@ import pytest
 from app_helpers import ROOT, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
+from ui import step_blocks
 from ui.step_blocks import DETAIL_OPEN
 
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures" / "claude_code"
@@ -34,14 +35,14 @@ def _html(at: AppTest) -> str:
 
 
 def test_recorded_history_is_folded_by_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    from assembler.analysis import history_view
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.layouts import builtin_layout
-    from assembler.analysis.uploads import read_upload
+    from assembler.analysis.app import history_view
+    from assembler.analysis.app.uploads import read_upload
+    from assembler.analysis.engine.analyzer import analyze
+    from assembler.analysis.engine.layouts import builtin_layout
     from assembler.sessions.loader import parse_bytes
     from assembler.sessions.model import LLMCall
 
-    monkeypatch.setattr(history_view, "MIN_FOLD_BLOCKS", 0)
+    monkeypatch.setattr(step_blocks, "MIN_FOLD_BLOCKS", 0)
     up = read_upload([(f.name, f.read_bytes()) for f in FILES])
     session = parse_bytes(up.raw, up.name)
     a = analyze(session, builtin_layout("seed"))
@@ -118,8 +119,8 @@ def test_the_picked_block_stays_while_the_detail_is_closed_and_steps_move() -> N
 
 
 def test_the_request_as_sent_is_viewable_and_downloadable() -> None:
-    from assembler.analysis.layouts import builtin_layout
-    from assembler.analysis.wire_request import wire_json
+    from assembler.analysis.engine.layouts import builtin_layout
+    from assembler.analysis.engine.wire_request import wire_json
     from assembler.sessions.loader import load_session
 
     at = new_app(step="5")

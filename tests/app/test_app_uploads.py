@@ -9,8 +9,8 @@ import pytest
 from app_helpers import PAGES, ROOT, new_app
 from streamlit.testing.v1 import AppTest
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.importing import import_file
+from assembler.analysis.engine.analyzer import analyze
+from assembler.analysis.engine.importing import import_file
 from assembler.sessions.loader import parse_session
 
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures"
@@ -69,10 +69,10 @@ def test_billed_simulated_and_no_cache_cost_on_every_page() -> None:
 
 
 def test_the_billed_cost_is_the_measured_usage_priced() -> None:
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.layouts import builtin_layout
-    from assembler.analysis.uploads import read_upload
-    from assembler.cache.pricing import price
+    from assembler.analysis.app.uploads import read_upload
+    from assembler.analysis.engine.analyzer import analyze
+    from assembler.analysis.engine.layouts import builtin_layout
+    from assembler.cache.prices.pricing import price
     from assembler.sessions.loader import parse_bytes
     from ui.billing import compute, money
 
@@ -98,7 +98,7 @@ def test_the_billed_cost_is_the_measured_usage_priced() -> None:
 
 def test_measured_beside_simulated_per_step() -> None:
     at = _upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
-    from assembler.analysis.measured import compare_measured
+    from assembler.analysis.bill.measured import compare_measured
 
     at.query_params["step"] = "3"
     at.run()
@@ -107,9 +107,9 @@ def test_measured_beside_simulated_per_step() -> None:
     assert "Measured beside simulated" in "".join(m.value for m in at.markdown)
     assert "<th>measured</th>" in html and "<th>simulated</th>" in html
     # the numbers are the library's for this step
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.layouts import builtin_layout
-    from assembler.analysis.uploads import read_upload
+    from assembler.analysis.app.uploads import read_upload
+    from assembler.analysis.engine.analyzer import analyze
+    from assembler.analysis.engine.layouts import builtin_layout
     from assembler.sessions.loader import parse_bytes
 
     up = read_upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])

@@ -30,7 +30,7 @@ def _timeline(**query: str) -> AppTest:
 
 
 def test_the_bundled_imported_session_is_the_importers_output() -> None:
-    from assembler.analysis.importing import import_file
+    from assembler.analysis.engine.importing import import_file
     from assembler.sessions.loader import load_session
 
     fixture = (

@@ -8,9 +8,9 @@ from functools import cache
 from app_helpers import ROOT, new_app
 from streamlit.testing.v1 import AppTest
 
-from assembler.analysis.layouts import builtin_layout
-from assembler.analysis.recommend import Recommendation, recommend
-from assembler.analysis.recommend_recorded import recommend_recorded
+from assembler.analysis.advice.recommendation import Recommendation, recommend
+from assembler.analysis.advice.recorded_plan import recommend_recorded
+from assembler.analysis.engine.layouts import builtin_layout
 from assembler.sessions.loader import load_session
 from ui.html import md
 

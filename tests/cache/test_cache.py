@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.analysis.engine import analyze
+from assembler.analysis.engine.analyzer import analyze
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.providers import simulator
 from assembler.cache.rules import rules

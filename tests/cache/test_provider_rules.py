@@ -10,8 +10,8 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.report_json import analysis_json, rules_lines
+from assembler.analysis.engine.analyzer import analyze
+from assembler.analysis.reports.report_json import analysis_json, rules_lines
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.prefix_units import PrefixUnitSimulator
 from assembler.cache.providers import cache_platform, simulator

@@ -122,8 +122,8 @@ def test_a_bad_model_is_rejected_before_the_session_is_read(tmp_path: Path) -> N
 
 
 def test_analyze_json_streamed_is_the_document_json_dumps_writes() -> None:
-    from assembler.analysis.engine import analyze
-    from assembler.analysis.report_json import analysis_json
+    from assembler.analysis.engine.analyzer import analyze
+    from assembler.analysis.reports.report_json import analysis_json
     from assembler.sessions.loader import load_session
 
     out = run("analyze", SAMPLE, "--json")

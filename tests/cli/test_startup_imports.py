@@ -15,10 +15,10 @@ NOT_NEEDED = (
     "fastjsonschema",
     "multiprocessing",
     "xml.etree.ElementTree",
-    "assembler.analysis.batch",
-    "assembler.analysis.recommend",
-    "assembler.analysis.compare",
-    "assembler.analysis.lint",
+    "assembler.analysis.fleet.batch",
+    "assembler.analysis.advice.recommendation",
+    "assembler.analysis.advice.comparison",
+    "assembler.analysis.advice.lint",
 )
 
 

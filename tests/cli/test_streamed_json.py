@@ -20,16 +20,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.layouts import load_layout
-from assembler.analysis.report_json import analysis_json, write_analysis_json
-from assembler.analysis.results import (
+from assembler.analysis.engine.analyzer import analyze
+from assembler.analysis.engine.layouts import load_layout
+from assembler.analysis.engine.results import (
     BlockAnalysis,
     DiagnosticCheck,
     Miss,
     SessionAnalysis,
     StepAnalysis,
 )
+from assembler.analysis.reports.report_json import analysis_json, write_analysis_json
 from assembler.sessions.generator import generate_session, write_session
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import Usage

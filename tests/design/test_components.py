@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from assembler import BlockStatus, MemoryState, SessionAssembler, assemble, default_registry
-from assembler.analysis.layouts import builtin_layout
+from assembler.analysis.engine.layouts import builtin_layout
 from assembler.design.components.memory import MEMORY_TOOLS
 from assembler.design.components.project import WORKSPACE_FILE_LIMIT, scan_for_injection
 from assembler.design.components.system import CHANNEL_FORMATS

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from assembler.analysis.layouts import LayoutError, builtin_layout, parse_layout
+from assembler.analysis.engine.layouts import LayoutError, builtin_layout, parse_layout
 from assembler.cache.tokenizers import counter
 from assembler.design.calltree import TreeOptions
 from assembler.design.calltree_builder import CallTreeBuilder

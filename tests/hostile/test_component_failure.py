@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "tests" / "app"))
 import streamlit as st  # noqa: E402
 from app_helpers import new_app  # noqa: E402
 
-import assembler.analysis.pipeline as pipeline  # noqa: E402
+import assembler.analysis.engine.pipeline as pipeline  # noqa: E402
 from assembler.cli.main import main  # noqa: E402
 from assembler.design.components import default_registry  # noqa: E402
 from assembler.design.layers import Layer  # noqa: E402

@@ -84,7 +84,7 @@ def test_batch_reports_a_file_over_its_budget_under_failed(
 
     from build import session_json
 
-    from assembler.analysis.batch import Options, analyze_batch
+    from assembler.analysis.fleet.batch import Options, analyze_batch
     from assembler.sessions import loader
 
     real = loader.load_session

@@ -12,7 +12,7 @@ from build import CLAUDE, CODEX, REQUESTS, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembler.analysis.layouts import LayoutError, parse_layout_text
+from assembler.analysis.engine.layouts import LayoutError, parse_layout_text
 from assembler.sessions.generator import generate_session
 from assembler.sessions.importers import ImporterError, import_session
 from assembler.sessions.loader import parse_bytes

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.pipeline import SessionAssembler
+from assembler.analysis.engine.analyzer import analyze
+from assembler.analysis.engine.pipeline import SessionAssembler
 from assembler.sessions.generator import generate_session
 from assembler.sessions.loader import load_session, parse_session
 from assembler.sessions.model import Session

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from assembler.analysis.engine import analyze
+from assembler.analysis.engine.analyzer import analyze
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import LLMCall, SessionError
 

@@ -1,5 +1,7 @@
 """The built-in components. Each module registers through the public API, exactly
-as an outside feature would: ``register_components(registry)``."""
+as an outside feature would: ``register_components(registry)``.
+
+Imports: the rest of :mod:`assembler.design` only."""
 
 from __future__ import annotations
 

@@ -3,8 +3,11 @@
 ``import_file(format, path, count)`` returns schema-valid session data;
 ``import_session`` also returns the warnings (malformed lines skipped).
 ``count`` counts a text's tokens (to size what a transcript does not record);
-:mod:`assembler.analysis.importing` supplies the default tokenizer.
+:mod:`assembler.analysis.engine.importing` supplies the default tokenizer.
 Formats are documented in docs/importers.md.
+
+Imports: :mod:`assembler.sessions.model` and :mod:`assembler.limits`; never the
+cache engine (the token counter is an argument).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ def import_session(
 
         return import_codex(path, count)
     if format == "requests":
-        from assembler.sessions.importers.requests_log import import_requests
+        from assembler.sessions.importers.request_logs.requests_log import import_requests
 
         return import_requests(path)
     if format == "otel":

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from assembler.sessions.importers.claude_code_reader import (
     read_transcript,
 )
 from assembler.sessions.importers.history import (
+    SIDE_CALL,
     Events,
     Imported,
     Request,
@@ -48,6 +49,7 @@ from assembler.sessions.importers.records import (
 Block = dict[str, Any]
 AGENT = "claude-code"
 ROOT = "claude_code_session"
+_IDLE = timedelta(minutes=5)  # the shortest lifetime a prefix of the thread may have had
 CONTEXT_TEXT = "[context the client prepends to the first message: not recorded in the transcript]"
 
 
@@ -95,13 +97,19 @@ def _finish(t: Transcript, count: TokenCount) -> Transcript:
     return t
 
 
+# Requests whose read is the system prompt alone: after a compaction its messages are new,
+# and after a task notification the client re-sends them rewritten.
+_SYSTEM_ONLY = ("compaction", "task-notification")
+
+
 def _system_part(t: Transcript) -> int | None:
     """The system prompt's own size, when the bill shows it apart from the context the
-    client prepends to the first message: a request after a compaction reads the system
-    entry alone (its messages are new), so its read is the system prompt."""
+    client prepends to the first message: the read of a main-thread request whose
+    messages are all new (see ``_SYSTEM_ONLY``)."""
     requests = t.requests
     for k, r in enumerate(requests):
-        if (r.label or "").startswith("compaction") and r.thread == "":
+        label = r.label or ""
+        if r.thread == "" and label != SIDE_CALL and label.startswith(_SYSTEM_ONLY):
             after = next((x for x in requests[k:] if x.usage is not None), None)
             if after is not None and after.usage is not None:
                 read = after.usage["cache_read"]
@@ -118,6 +126,10 @@ class _Emitter:
     platform: str
     unlinked: list[Transcript]
     system: int | None = None  # the main prompt's own size when separable
+    # per thread, what earlier traffic of the same client had left cached for its first
+    # request (its bill's read: the tools and system prompt); the threads started so far
+    warm: dict[str, int] = field(default_factory=dict)
+    started: dict[str, tuple[str, datetime]] = field(default_factory=dict)  # its last request
 
     def request(self, t: Transcript, r: Request, who: str) -> str:
         label = r.label
@@ -133,11 +145,14 @@ class _Emitter:
             if r.model != self.main_model:
                 label = label or "model-switch"
             self.main_model = r.model
-        blocks = [*_prefix_blocks(t, who, self.system, r.ttl), *history_blocks(r.history)]
-        # Claude Code marks the tail of every request; parallel results are sent in call
-        # order with the marker on the one recorded last
-        offset = len(blocks) - len(r.history)
-        blocks[-1 if r.marker is None else offset + r.marker]["breakpoint"] = True
+        prefix = _prefix_blocks(t, who, self.system, r.ttl, r.rewrites)
+        shared = self.warm.get(who, 0)
+        prefix = _warm(prefix, shared, self._warm_now(who, r, shared))
+        blocks = [*_retooled(prefix, r.retools), *history_blocks(r.history)]
+        # Claude Code marks the tail of every request; results that finished out of call
+        # order are sent in call order with the marker on the one recorded last
+        marker = -1 if r.marker is None else len(blocks) - len(r.history) + r.marker
+        blocks[marker]["breakpoint"] = True
         output = "\n".join(
             i.text if i.kind == "text" else f"[{i.kind} {i.label}]"
             for i in r.output
@@ -155,6 +170,20 @@ class _Emitter:
             settings={"service_tier": r.service_tier} if r.service_tier else None,
         )
         return next((i.text for i in reversed(r.output) if i.kind == "text"), "")
+
+    def _warm_now(self, who: str, r: Request, shared: int) -> bool:
+        """Whether the prefix other traffic of the client shares (what the thread's first
+        request found cached) is marked as cached before this request: at the thread's
+        first request, and where the thread's own entries may be gone (another model
+        than its last request's, or an idle gap past five minutes) while the bill reads
+        at least that prefix. Other sessions keep it warm; only the bill shows it."""
+        last = self.started.get(who)
+        self.started[who] = (r.model, r.at)
+        if last is None:
+            return True
+        model, at = last
+        stale = model != r.model or r.at - at > _IDLE
+        return stale and r.usage is not None and r.usage["cache_read"] >= shared
 
     def subagent(self, t: Transcript) -> None:
         start = t.start
@@ -178,12 +207,15 @@ class _Emitter:
             self.subagent(self.unlinked.pop(0))
 
 
-def _prefix_blocks(t: Transcript, who: str, system: int | None, ttl: str | None) -> list[Block]:
+def _prefix_blocks(
+    t: Transcript, who: str, system: int | None, ttl: str | None, rewrites: int = 0
+) -> list[Block]:
     """The unrecorded system prompt and tools; apart from the context prepended to the
-    first message when the bill separates them: by the read after a compaction (main
-    agent), or by a bill mixing lifetimes (Claude Code writes its system prompt and tools
-    for an hour, the messages for five minutes). In a request of 5-minute writes the
-    part billed for an hour carries its own lifetime."""
+    first message when the bill separates them: by the read after a compaction or a
+    rewrite (main agent), or by a bill mixing lifetimes (Claude Code writes its system
+    prompt and tools for an hour, the messages for five minutes). In a request of
+    5-minute writes the part billed for an hour carries its own lifetime. After the
+    client re-sent the conversation rewritten, the context is another text."""
     size = system if system is not None and not who else None
     if size is None and 0 < t.hour < t.prefix:
         size = t.hour
@@ -193,11 +225,14 @@ def _prefix_blocks(t: Transcript, who: str, system: int | None, ttl: str | None)
         head = unrecorded_block(size, who)
         head["name"] = "unrecorded system prompt"
         head["inferred"] = True
+        text = CONTEXT_TEXT if not who else CONTEXT_TEXT.replace("[", f"[{who}: ", 1)
+        if rewrites:
+            text = text.replace("]", f" (re-sent rewritten, {rewrites}×)]", 1)
         context = {
             "section": "messages",
             "name": "unrecorded first-message context",
             "role": "user",
-            "text": CONTEXT_TEXT if not who else CONTEXT_TEXT.replace("[", f"[{who}: ", 1),
+            "text": text,
             "tokens": max(0, t.prefix - size),
             "inferred": True,
         }
@@ -205,6 +240,55 @@ def _prefix_blocks(t: Transcript, who: str, system: int | None, ttl: str | None)
     if t.hour and ttl == "5m":
         blocks[0]["ttl"] = "1h"
     return blocks
+
+
+def _first_reads(main: Transcript, subs: list[Transcript]) -> dict[str, int]:
+    """Per thread (``who``), the read billed to its first request."""
+    out: dict[str, int] = {}
+    for t in (main, *subs):
+        who = "" if t is main else f"subagent {t.agent_id}"
+        usage = next((r.usage for r in t.requests if r.usage is not None), None)
+        if usage is not None:
+            out.setdefault(who, usage["cache_read"])
+    return out
+
+
+def _warm(blocks: list[Block], tokens: int, first: bool) -> list[Block]:
+    """The unrecorded blocks with their first ``tokens`` split off the block they end in,
+    so that every request of the thread has the same blocks; on the thread's first
+    request that part is marked as cached before the session (the simulator finds it
+    warm, as the provider did)."""
+    if tokens <= 0:
+        return blocks
+    out: list[Block] = []
+    left = tokens
+    for k, b in enumerate(blocks):
+        size = b["tokens"]
+        if 0 < left < size:
+            head = {**b, "name": f"{b['name']}, cached before", "tokens": left}
+            head.pop("breakpoint", None)
+            head.pop("ttl", None)
+            head["text"] = b["text"].replace("]", " (the part cached before the session)]", 1)
+            if first:
+                head["warm"] = True
+            return [*out, head, {**b, "tokens": size - left}, *blocks[k + 1 :]]
+        left -= size
+        out.append(b)
+        if left <= 0 or k == len(blocks) - 1:
+            if first:
+                out[-1] = {**b, "warm": True}
+            return [*out, *blocks[k + 1 :]]
+    return out
+
+
+def _retooled(blocks: list[Block], times: int) -> list[Block]:
+    """After the client listed its tools again, the system prompt and tools past the part
+    other traffic shares are another text."""
+    if not times:
+        return blocks
+    k = next(i for i, b in enumerate(blocks) if "cached before" not in b["name"])
+    again = blocks[k]["text"].replace("]", f" (tools listed again, {times}×)]", 1)
+    return [*blocks[:k], {**blocks[k], "text": again}, *blocks[k + 1 :]]
 
 
 def _start(t: Transcript) -> datetime:
@@ -231,6 +315,7 @@ def _emit(main: Transcript, subs: list[Transcript]) -> Events:
         first_request.platform or "anthropic",
         unlinked,
         _system_part(main),
+        _first_reads(main, subs),
     )
     first = main.entries[0].at
     events.enter(first, ROOT)
@@ -272,7 +357,7 @@ def _merge_compactions(main: Transcript, calls: list[Transcript]) -> None:
     for t in calls:
         # the file re-emits the conversation before its own call: the call is the last request
         for r in t.requests[-1:]:
-            r.thread, r.label = "", "compaction-call"
+            r.thread, r.label = "", SIDE_CALL
             extra.append(r)
     if extra:
         main.entries = sorted([*main.entries, *extra], key=lambda e: e.at)
@@ -353,7 +438,13 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
         t
         for f in compaction_files(path, subagents)
         for t in read_transcript(
-            f, _records(f, skipped, dropped), count, dropped, sidechains=False, thread=""
+            f,
+            _records(f, skipped, dropped),
+            count,
+            dropped,
+            sidechains=False,
+            thread="",
+            base=main.marks,
         )
     ]
     _merge_compactions(main, calls)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from assembler.sessions.importers.hidden import Hidden, image_hidden, nested_hidden
 from assembler.sessions.importers.history import (
@@ -38,8 +38,25 @@ from assembler.sessions.importers.request_cache import anthropic_diagnostic, ser
 SYNTHETIC = "<synthetic>"  # locally made assistant messages (errors): never sent to the API
 TASK_TOOLS = ("Task", "Agent")
 THINKING_TEXT = "[thinking: its text is not recorded in the transcript]"
+# A background task's notification, delivered as the prompt of a new turn. The client then
+# re-sends the conversation rewritten from its first message: in every such request of
+# the real transcripts we checked, the bill reads the system prompt and nothing after it.
+TASK_NOTIFICATION = "<task-notification>"
+# An MCP server reconnected (``/mcp``): the client lists its tools again, after the built-in
+# ones, so the tool definitions change from there on.
+MCP_RECONNECTED = "<local-command-stdout>Reconnected to "
 _AGENT_ID = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
 _BEDROCK_MODEL = re.compile(r"^(us|eu|apac|global)\.anthropic\.|^anthropic\.")
+
+
+class Mark(NamedTuple):
+    """The history as it stood after a conversational record: the first ``length`` items
+    of ``items`` (a list only ever appended to at its open end), and how often the client
+    had re-sent the conversation rewritten by then."""
+
+    items: list[Item]
+    length: int
+    rewrites: int
 
 
 @dataclass
@@ -55,6 +72,7 @@ class Transcript:
     title: str | None = None
     prefix: int = 0
     hour: int = 0  # the prefix's part a bill mixing lifetimes wrote for an hour
+    marks: dict[str, Mark] = field(default_factory=dict)  # uuid → where the history stood
     records: int = 0  # user / assistant records read
     sidechain_records: int = 0  # of which isSidechain: true
 
@@ -114,8 +132,9 @@ class Dropped:
 
 @dataclass
 class _Reader:
-    """Walks one transcript's records in file order, keeping the history of the branch
-    the latest record is on."""
+    """Walks one transcript's records in file order, keeping the history as the client
+    sends it: each response's blocks in the order they streamed, then its tool results in
+    the order of their tool uses, then what the user added."""
 
     transcript: Transcript
     count: TokenCount
@@ -126,10 +145,21 @@ class _Reader:
     pending_label: str | None = None
     last_input: datetime | None = None  # the record that completed the next request
     ttl: str | None = None  # the lifetime of the latest writes, for a request that wrote none
-    # the tree: uuid → (parent uuid, history items the record added)
-    nodes: dict[str, tuple[str | None, tuple[Item, ...]]] = field(default_factory=dict)
-    tip: str | None = None
-    turn_of: dict[int, str] = field(default_factory=dict)  # id(assistant item) → its request
+    # The conversation tree. Only user and assistant records are its nodes: progress,
+    # hook, attachment and other system records are links passed through to their parent.
+    links: dict[str, str | None] = field(default_factory=dict)
+    latest: str | None = None  # the latest conversational record
+    # A compaction call's file re-emits only its own prompt: its history is the main
+    # conversation's where that prompt's parent stands.
+    base: Mapping[str, Mark] | None = None
+    base_at: str | None = None
+    rewrites: int = 0  # how often the client re-sent the conversation rewritten
+    retools: int = 0  # how often the client listed its tools again
+    # The response still streaming: its key, where its blocks end, its tool uses' order.
+    response: str | None = None
+    response_end: int = 0
+    call_order: dict[str, int] = field(default_factory=dict)
+    last_result: Item | None = None  # the tool result recorded last
 
     def read(self, rec: Record) -> None:
         rtype = rec.data.get("type")
@@ -138,9 +168,11 @@ class _Reader:
             t.title = t.title or rec.data["summary"]
             return
         uuid = _opt_str(rec, "uuid")
+        if uuid is not None and self.base is not None and uuid in self.base:
+            return  # a record of the conversation itself, written again beside the call
         if rtype not in ("user", "assistant", "system"):
             if uuid:  # progress, attachments: links of the chain, adding nothing
-                self._follow(rec, uuid, ())
+                self.links[uuid] = _opt_str(rec, "parentUuid")
             return
         t.session_id = t.session_id or _opt_str(rec, "sessionId")
         t.cwd = t.cwd or _opt_str(rec, "cwd")
@@ -151,87 +183,101 @@ class _Reader:
                 # Compaction rewrites the history: later requests start from the summary.
                 self.history = []
                 self.open_requests.clear()
+                self.response = None
                 self.pending_label = "compaction"
-                self.tip = None
                 if uuid:
-                    self.nodes[uuid] = (None, ())
-                    self.tip = uuid
+                    self._mark(uuid)
             elif uuid:
-                self._follow(rec, uuid, ())
+                self.links[uuid] = _opt_str(rec, "parentUuid")
             return
         t.records += 1
         t.sidechain_records += rec.data.get("isSidechain") is True
         message = rec.get_map("message")
-        start = len(self.history)
         if rtype == "user":
-            self._branch(rec)
             self._user(rec, message)
-            added = tuple(self.history[start:])
-        else:
-            added = self._assistant(rec, message)
+        elif not self._assistant(rec, message):
+            if uuid:  # a message the client made itself (an error): a link, never sent
+                self.links[uuid] = _opt_str(rec, "parentUuid")
+            return
         if uuid:
-            self.nodes[uuid] = (_opt_str(rec, "parentUuid"), added)
-            self.tip = uuid
+            self._mark(uuid)
 
-    def _follow(self, rec: Record, uuid: str, items: tuple[Item, ...]) -> None:
-        self.nodes[uuid] = (_opt_str(rec, "parentUuid"), items)
-        self.tip = uuid
+    @property
+    def marks(self) -> dict[str, Mark]:
+        return self.transcript.marks
+
+    def _mark(self, uuid: str) -> None:
+        self.marks[uuid] = Mark(self.history, len(self.history), self.rewrites)
+        self.latest = uuid
+
+    def _conversational_parent(self, rec: Record) -> str | None:
+        parent = _opt_str(rec, "parentUuid")
+        seen: set[str] = set()
+        while parent is not None and parent in self.links and parent not in seen:
+            seen.add(parent)
+            parent = self.links[parent]
+        return parent
 
     def _branch(self, rec: Record) -> None:
-        """A user record whose parent is not the latest record continues an earlier point:
-        the history becomes the chain of its ancestors (a rewind drops what followed)."""
-        parent = _opt_str(rec, "parentUuid")
-        if parent is None or parent == self.tip or parent not in self.nodes:
+        """A new prompt whose parent is not the latest conversational record continues an
+        earlier point (a rewind or an edit): the history becomes what it was there. A tool
+        result attached to its own tool use is no branch, nor are the progress and hook
+        records between them."""
+        parent = self._conversational_parent(rec)
+        if parent is None or parent == self.latest or parent not in self.marks:
             return
-        chain: list[tuple[Item, ...]] = []
-        node: str | None = parent
-        seen: set[str] = set()
-        while node is not None and node in self.nodes and node not in seen:
-            seen.add(node)
-            up, items = self.nodes[node]
-            chain.append(items)
-            node = up
-        history: list[Item] = []
-        for items in reversed(chain):
-            for item in items:
-                _place(history, item, self.turn_of.get(id(item)), self.turn_of)
-        if len(history) < len(self.history):
-            self.history = history
-            self.pending_label = self.pending_label or "branch"
+        mark = self.marks[parent]
+        self.history = mark.items[: mark.length]
+        self.response = None
+        self.pending_label = self.pending_label or "branch"
 
     def _user(self, rec: Record, message: Mapping[str, Any]) -> None:
         at = rec.at()
         self.last_input = at
         content = message.get("content")
         if rec.data.get("isCompactSummary"):
-            self.history.append(Item("user", "summary", content_text(content)))
+            self._append(Item("user", "summary", content_text(content)))
             return
+        if self.base is not None and (parent := _opt_str(rec, "parentUuid")) in self.base:
+            self.base_at = parent
         if isinstance(content, str):
-            self.history.append(Item("user", "text", content))
+            self._branch(rec)
+            if content.startswith(TASK_NOTIFICATION):
+                self.rewrites += 1
+                self.pending_label = self.pending_label or "task-notification"
+            elif content.startswith(MCP_RECONNECTED):
+                self.retools += 1
+                self.pending_label = self.pending_label or "tools-changed"
+            self._append(Item("user", "text", content))
             if not rec.data.get("isMeta"):
                 self.transcript.entries.append(TurnStart(at, content))
             return
         if not isinstance(content, list):
             raise rec.fail(f"message.content: expected a string or a list, found {kind(content)}")
+        parts = list(iter_items(content))
+        results = any(p.get("type") == "tool_result" for p in parts)
+        if not results:
+            self._branch(rec)
         texts: list[str] = []
-        for part in iter_items(content):
+        for part in parts:
             ptype = part.get("type")
             if ptype == "text":
                 text = _text(part, rec)
                 texts.append(text)
-                self.history.append(Item("user", "text", text))
+                self._append(Item("user", "text", text))
             elif ptype == "tool_result":
                 self._tool_result(rec, at, part)
             elif ptype == "image":
-                self.history.append(Item("user", "image", "[image]", hidden=image_hidden(part)))
+                self._append(Item("user", "image", "[image]", hidden=image_hidden(part)))
             elif ptype == "document":
-                self.history.append(Item("user", "document", "[document]", hidden=Hidden()))
-        if (
-            texts
-            and not rec.data.get("isMeta")
-            and not any(p.get("type") == "tool_result" for p in iter_items(content))
-        ):
+                self._append(Item("user", "document", "[document]", hidden=Hidden()))
+        if texts and not rec.data.get("isMeta") and not results:
             self.transcript.entries.append(TurnStart(at, "\n".join(texts)))
+
+    def _append(self, item: Item) -> None:
+        """A user block after the response: the response is over."""
+        self.history.append(item)
+        self.response = None
 
     def _tool_result(self, rec: Record, at: datetime, part: Mapping[str, Any]) -> None:
         use_id = part.get("tool_use_id")
@@ -240,7 +286,18 @@ class _Reader:
         content = part.get("content")
         output = content_text(content)
         hidden = nested_hidden(content, self.count)
-        self.history.append(Item("user", "tool_result", output, name, hidden, use_id))
+        item = Item("user", "tool_result", output, name, hidden, use_id)
+        order = self.call_order.get(use_id) if self.response is not None else None
+        if order is None:
+            self._append(item)
+        else:
+            # the results of one response follow its blocks, in the order of its tool uses
+            # (the transcript records them as they finished)
+            k = self.response_end
+            while k < len(self.history) and self._after(self.history[k], order):
+                k += 1
+            self.history.insert(k, item)
+        self.last_result = item
         agent_id = None
         if name in TASK_TOOLS:
             result = rec.data.get("toolUseResult")
@@ -250,10 +307,14 @@ class _Reader:
                 agent_id = m.group(1)
         self.transcript.entries.append(ToolDone(at, name or "tool", tool_input, output, agent_id))
 
-    def _assistant(self, rec: Record, message: Mapping[str, Any]) -> tuple[Item, ...]:
+    def _after(self, placed: Item, order: int) -> bool:
+        """Whether a result already placed comes before one of call position ``order``."""
+        return placed.kind == "tool_result" and self.call_order.get(placed.use_id, -1) < order
+
+    def _assistant(self, rec: Record, message: Mapping[str, Any]) -> bool:
         model = message.get("model")
         if model == SYNTHETIC:
-            return ()
+            return False
         if not isinstance(model, str) or not model:
             raise rec.fail(f"message.model: expected the model name, found {kind(model)}")
         at = rec.at()
@@ -264,32 +325,42 @@ class _Reader:
         )
         request = self.open_requests.get(key)
         if request is None:
-            marker = _call_order(self.history)
             # sent when its last input was recorded, not when the answer began to stream
             sent = self.last_input if self.last_input is not None and self.last_input <= at else at
+            history, rewrites = list(self.history), self.rewrites
+            if self.base is not None and self.base_at is not None:
+                mark = self.base[self.base_at]
+                history = mark.items[: mark.length] + history
+                rewrites += mark.rewrites
             request = Request(
                 sent,
                 model,
-                list(self.history),
+                history,
                 label=self.pending_label,
-                marker=marker,
                 platform=platform_of(message, model),
                 thread=self.thread,
+                marker=_marker(history, self.last_result),
+                rewrites=rewrites,
+                retools=self.retools,
             )
             self.pending_label = None
             self.open_requests[key] = request
             self.transcript.entries.append(request)
+        if key != self.response:
+            self.response, self.response_end = key, len(self.history)
+            self.call_order = {}
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
-        added: list[Item] = []
         for part in iter_items(content):
             item = self._assistant_item(rec, part)
             if item is not None:
                 request.output.append(item)
-                added.append(item)
-                self.turn_of[id(item)] = key
-                _place(self.history, item, key, self.turn_of)
+                # a block streamed after tools of its response ran goes before their results
+                self.history.insert(self.response_end, item)
+                self.response_end += 1
+                if item.kind == "tool_use":
+                    self.call_order[item.use_id] = len(self.call_order)
         diagnostics = message.get("diagnostics")
         if isinstance(diagnostics, Mapping):  # the client asked for the provider's verdict
             request.diagnostic = anthropic_diagnostic(diagnostics)
@@ -306,7 +377,7 @@ class _Reader:
             self.ttl = anthropic_write_ttl(raw_usage) or self.ttl
             request.ttl = self.ttl
             request.service_tier = service_tier(raw_usage.get("service_tier"))
-        return tuple(added)
+        return True
 
     def _assistant_item(self, rec: Record, part: Mapping[str, Any]) -> Item | None:
         ptype = part.get("type")
@@ -336,37 +407,18 @@ class _Reader:
         return None
 
 
-def _place(history: list[Item], item: Item, key: str | None, turn_of: dict[int, str]) -> None:
-    """Append ``item``; a block of a response whose tools ran while it streamed goes before
-    the results recorded in between: the API takes all of one message's tool_use blocks,
-    then their results in the next message."""
-    k = len(history)
-    while k > 0 and history[k - 1].kind == "tool_result":
+def _marker(history: list[Item], last: Item | None) -> int | None:
+    """Where the client puts the tail cache marker when the history ends in tool results
+    that finished out of call order: on the result recorded last (it is sent in call
+    order, and the bill leaves the results after it uncached). ``None``: the last item."""
+    if last is None or not history or history[-1] is last:
+        return None
+    k = len(history) - 1
+    while k >= 0 and history[k].kind == "tool_result":
+        if history[k] is last:
+            return k
         k -= 1
-    if key is not None and 0 < k < len(history) and turn_of.get(id(history[k - 1])) == key:
-        history.insert(k, item)
-    else:
-        history.append(item)
-
-
-def _call_order(history: list[Item]) -> int | None:
-    """Put the trailing tool results back in call order (the client sends them so; the
-    transcript records them as they finished) and return the index of the one recorded
-    last, which carries the cache marker; ``None`` when the history does not end in
-    results out of order."""
-    end = len(history)
-    start = end
-    while start > 0 and history[start - 1].kind == "tool_result":
-        start -= 1
-    if end - start < 2:
-        return None
-    calls = {item.use_id: k for k, item in enumerate(history[:start]) if item.kind == "tool_use"}
-    results = history[start:]
-    ordered = sorted(results, key=lambda i: calls.get(i.use_id, len(calls)))
-    if ordered == results:
-        return None
-    history[start:] = ordered
-    return start + ordered.index(results[-1])
+    return None
 
 
 def _opt_str(rec: Record, key: str) -> str | None:
@@ -389,10 +441,11 @@ def read_transcript(
     *,
     sidechains: bool = True,
     thread: str = "",
+    base: Mapping[str, Mark] | None = None,
 ) -> list[Transcript]:
     """The main conversation first, then inline sidechains grouped by ``agentId``, or
     without one by their own chain of ``parentUuid`` links."""
-    main = _Reader(Transcript(str(path)), count, thread=thread)
+    main = _Reader(Transcript(str(path)), count, thread=thread, base=base)
     inline: dict[str, _Reader] = {}
     seen: set[str] = set()
     chains: dict[str, str] = {}  # sidechain record uuid → its sidechain, when no agentId

@@ -14,6 +14,7 @@ from assembler.sessions.importers.records import UNRECORDED_TEXT, total_input
 from assembler.sessions.model import FORMAT
 
 NAME_CHARS = 200  # session.schema.json: $defs.name maxLength
+SIDE_CALL = "compaction-call"  # a request made beside the conversation on its history
 
 # --- blocks ---------------------------------------------------------------------------
 
@@ -66,11 +67,13 @@ class Request:
     usage: dict[str, int] | None = None
     label: str | None = None
     ttl: str | None = None  # the lifetime its writes were billed with
-    marker: int | None = None  # the history item carrying the tail cache marker (None: the last)
     platform: str | None = None  # who served it (anthropic, anthropic-bedrock, …)
     thread: str = ""  # the conversation it belongs to ("" the main one)
     diagnostic: dict[str, Any] | None = None  # the provider's own cache verdict, if recorded
     service_tier: str | None = None  # a tier other than the standard one that served it
+    marker: int | None = None  # the history item carrying the tail cache marker (None: the last)
+    rewrites: int = 0  # how often the client had re-sent the conversation rewritten before it
+    retools: int = 0  # how often the client had listed its tools again before it
 
 
 @dataclass
@@ -296,8 +299,8 @@ def infer_hidden(requests: list[Request], count: TokenCount) -> None:
     for r in requests:
         if dropped:
             r.history = [i for i in r.history if id(i) not in dropped]
-        if r.usage is None:
-            continue
+        if r.usage is None or r.label == SIDE_CALL:
+            continue  # a side call (the /compact call) tells nothing of what later requests send
         if before is not None and before.usage is not None and _continues(r, before):
             added = r.history[len(before.history) :]
             rest = total_input(r.usage) - total_input(before.usage) - counted_tokens(added, count)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from importer_helpers import CLAUDE, SUBAGENT, lines, load, steps, texts
 
-from assembler.analysis.importing import import_file, import_session
-from assembler.analysis.pipeline import SessionAssembler
+from assembler.analysis.engine.importing import import_file, import_session
+from assembler.analysis.engine.pipeline import SessionAssembler
 from assembler.cache.tokenizers import counter
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.model import Usage

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.importing import import_session
-from assembler.analysis.measured import compare_measured
-from assembler.analysis.results import SessionAnalysis
+from assembler.analysis.bill.measured import compare_measured
+from assembler.analysis.engine.analyzer import analyze
+from assembler.analysis.engine.importing import import_session
+from assembler.analysis.engine.results import SessionAnalysis
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.importers.history import Imported
 from assembler.sessions.loader import parse_session

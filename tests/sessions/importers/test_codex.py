@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from importer_helpers import CODEX, lines, steps, texts
 
-from assembler.analysis.importing import import_file
+from assembler.analysis.engine.importing import import_file
 from assembler.cache.tokenizers import counter
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.model import Usage

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from importer_helpers import CODEX
 
-from assembler.analysis.importing import import_session
+from assembler.analysis.engine.importing import import_session
 
 
 def _rollout(tmp_path: Path, provider: str) -> Path:

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from importer_helpers import CLAUDE, CODEX, REQUESTS, SUBAGENT, steps
 
-from assembler.analysis.importing import import_session
+from assembler.analysis.engine.importing import import_session
 from assembler.sessions.importers import ImporterError
 
 SOURCES = {"claude-code": CLAUDE, "codex": CODEX, "requests": REQUESTS}

@@ -13,10 +13,8 @@ import pytest
 import yaml
 from importer_helpers import FIXTURES, SUBAGENT
 
-from assembler.analysis.billing import session_costs
-from assembler.analysis.engine import analyze
-from assembler.analysis.importing import import_file, import_session
-from assembler.analysis.measured import (
+from assembler.analysis.bill.billing import session_costs
+from assembler.analysis.bill.measured import (
     BLOCK_CHANGED,
     BRANCH,
     COLD_START,
@@ -30,9 +28,11 @@ from assembler.analysis.measured import (
     compare_measured,
     granularity,
 )
-from assembler.analysis.report_json import analysis_json
-from assembler.analysis.results import SessionAnalysis
-from assembler.cache.pricing import price
+from assembler.analysis.engine.analyzer import analyze
+from assembler.analysis.engine.importing import import_file, import_session
+from assembler.analysis.engine.results import SessionAnalysis
+from assembler.analysis.reports.report_json import analysis_json
+from assembler.cache.prices.pricing import price
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.loader import parse_session
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from importer_helpers import FIXTURES, steps
 
-from assembler.analysis.importing import import_file
+from assembler.analysis.engine.importing import import_file
 from assembler.sessions.importers.request_cache import request_settings, response_diagnostic
 from assembler.sessions.model import ProviderDiagnostic, RequestSettings
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from importer_helpers import REQUESTS, load, steps
 
-from assembler.analysis.engine import analyze
-from assembler.analysis.importing import import_file
-from assembler.analysis.layouts import builtin_layout
-from assembler.analysis.wire_request import wire_json
-from assembler.cache.pricing import price_direct
+from assembler.analysis.engine.analyzer import analyze
+from assembler.analysis.engine.importing import import_file
+from assembler.analysis.engine.layouts import builtin_layout
+from assembler.analysis.engine.wire_request import wire_json
+from assembler.cache.prices.pricing import price_direct
 from assembler.cache.tokenizers import counter
 from assembler.sessions.importers import ImporterError
 from assembler.sessions.model import RecordedBlock, Usage

@@ -12,7 +12,7 @@ from typing import Any
 from importer_helpers import steps
 
 from assembler.sessions.importers.hidden import anthropic_image_tokens
-from assembler.sessions.importers.requests_log import import_requests
+from assembler.sessions.importers.request_logs.requests_log import import_requests
 
 
 def _png(width: int, height: int) -> str:

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from importer_helpers import load, steps
 
-from assembler.analysis.engine import analyze
+from assembler.analysis.engine.analyzer import analyze
 from assembler.sessions.importers import ImporterError
-from assembler.sessions.importers.requests_log import import_requests
+from assembler.sessions.importers.request_logs.requests_log import import_requests
 
 SYS = "You are a helpful coding agent. " * 150
 TOOLS = [{"name": "read_file", "input_schema": {"type": "object"}}]

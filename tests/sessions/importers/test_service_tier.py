@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from importer_helpers import CLAUDE, load
 
-from assembler.analysis.importing import import_file
+from assembler.analysis.engine.importing import import_file
 
 
 def _chat_line(request_tier: str | None, response_tier: str | None) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from importer_helpers import CLAUDE, REQUESTS, lines, load
 
-from assembler.analysis.importing import import_file
+from assembler.analysis.engine.importing import import_file
 from assembler.sessions.model import LLMCall
 
 

@@ -1,0 +1,275 @@
+"""Uploaded files → one session: recognise the format, import raw transcripts in-process.
+
+The app receives bytes, not paths: one session file (``context-session/1``, YAML or
+JSON Lines), or a raw transcript the importers read — a Claude Code transcript
+with its subagent files (several files at once, or a zip), a Codex rollout, a
+request log. The format is recognised from the records themselves, not the file
+name, by the keys each tool writes on every line (docs/importers.md).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from assembler.analysis.engine import import_session
+from assembler.sessions.importers import ImporterError
+from assembler.sessions.importers.records import MAX_BYTES as RECORDS_MAX_BYTES
+
+SESSION = "session"
+CLAUDE_CODE = "claude-code"
+CODEX = "codex"
+REQUESTS = "requests"
+
+KIND_NAMES = {
+    SESSION: "session file",
+    CLAUDE_CODE: "Claude Code transcript",
+    CODEX: "Codex rollout",
+    REQUESTS: "request log",
+}
+
+ACCEPTED = (
+    "a session file (context-session/1, .yaml or .jsonl), a Claude Code transcript "
+    "(.jsonl, with its agent-*.jsonl subagent files or as a .zip), a Codex rollout "
+    "(rollout-*.jsonl) or a request log (.jsonl)"
+)
+CLI_HINT = "python -m assembler import {claude-code,codex,requests} FILE -o SESSION.jsonl"
+
+#: Lines read to recognise a JSON Lines file (transcripts start with metadata records).
+SNIFF_LINES = 50
+CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg"})
+
+
+class UploadError(ValueError):
+    """One line naming the file and what was expected."""
+
+
+@dataclass(frozen=True)
+class Upload:
+    """What the uploaded files became."""
+
+    name: str  # shown in the sidebar: the main file's name
+    kind: str  # SESSION | CLAUDE_CODE | CODEX | REQUESTS
+    raw: bytes  # a context-session/1 file (the upload itself, or the import written as JSON Lines)
+    summary: str  # "Claude Code transcript, 155 requests, 2 subagents, 1 compaction"
+    warnings: tuple[str, ...] = ()
+
+
+def _records(raw: bytes) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for line in raw.splitlines()[:SNIFF_LINES]:
+        try:
+            value = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+#: The top-level keys of a session document; any of them at the start of a line (a
+#: top-level key of a YAML mapping) makes the file a session, valid or not, so that the
+#: session loader, not the recogniser, names what is wrong in it.
+SESSION_KEYS = ("format", "session", "events")
+_YAML_SESSION_KEY = re.compile(
+    rb"""^["']?(?:format|session|events)["']?[ \t]*:(?:[ \t\r]|$)""", re.MULTILINE
+)
+_BOM = "\ufeff".encode()
+
+
+def _first_content(raw: bytes) -> bytes:
+    """The first line that is not blank, a comment, a directive or a document marker.
+
+    Read line by line from the start, so a large transcript is not split whole.
+    """
+    start = len(_BOM) if raw.startswith(_BOM) else 0
+    while start < len(raw):
+        end = raw.find(b"\n", start)
+        end = len(raw) if end < 0 else end
+        line = raw[start:end].strip()
+        start = end + 1
+        if line[:3] in (b"---", b"...") and line[3:4] in (b"", b" ", b"\t"):
+            line = line[3:].strip()  # a document marker, perhaps with content after it
+        if line and not line.startswith((b"#", b"%")):
+            return line
+    return b""
+
+
+def _is_session_record(record: dict[str, Any]) -> bool:
+    return any(key in record for key in SESSION_KEYS)
+
+
+def _one_json_document(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def recognise(name: str, raw: bytes) -> str | None:
+    """The kind of one file, or None when it is none of the accepted formats.
+
+    A session file is recognised by its top-level keys wherever they start, whatever
+    comments come before them; a transcript by the keys its tool writes on every record.
+    """
+    first = _first_content(raw)
+    if not first:
+        return None
+    if not first.startswith((b"{", b"[")):
+        return SESSION if _YAML_SESSION_KEY.search(raw) else None
+    records = _records(raw)
+    if records[:1] and "format" in records[0]:
+        return SESSION
+    if any(r.get("type") in CODEX_TYPES and isinstance(r.get("payload"), dict) for r in records):
+        return CODEX
+    if any("sessionId" in r and "uuid" in r for r in records):
+        return CLAUDE_CODE
+    if any(isinstance(r.get("request"), dict) for r in records):
+        return REQUESTS
+    if records[:1] and _is_session_record(records[0]):
+        return SESSION
+    if not records and first.startswith(b"{"):
+        # One JSON document over several lines, as a pretty-printed session is.
+        document = _one_json_document(raw)
+        if document is not None and _is_session_record(document):
+            return SESSION
+    return None
+
+
+def _unreadable(name: str, raw: bytes) -> str:
+    """Why an unrecognised file was refused, in one line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"{name}: not UTF-8 text (byte {exc.start}); expected {ACCEPTED}"
+    if not text.removeprefix("\ufeff").strip():
+        return f"{name}: the file is empty; expected {ACCEPTED}"
+    if not _first_content(raw):
+        return f"{name}: the file holds only comments; expected {ACCEPTED}"
+    return (
+        f"{name}: not a format the inspector reads; it accepts {ACCEPTED}. "
+        f"To convert another file first: {CLI_HINT}"
+    )
+
+
+#: What the files of one zip may unpack to, all together: a transcript's own limit.
+MAX_UNZIPPED = RECORDS_MAX_BYTES
+
+
+def _unzip(name: str, raw: bytes, limit: int | None = None) -> list[tuple[str, bytes]]:
+    """The session files in a zip. Each is read with a cap on what is left of
+    ``limit`` (a zip's stated sizes can lie), so a small archive cannot unpack to
+    gigabytes."""
+    out: list[tuple[str, bytes]] = []
+    limit = MAX_UNZIPPED if limit is None else limit
+    left = limit
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+            for info in z.infolist():
+                if (
+                    info.is_dir()
+                    or not info.filename.endswith((".jsonl", ".json", ".yaml", ".yml"))
+                    or "__MACOSX" in info.filename
+                ):
+                    continue
+                with z.open(info) as f:
+                    data = f.read(left + 1)
+                if len(data) > left:
+                    raise UploadError(
+                        f"{name}: its files unpack to more than {limit:,} bytes, the limit "
+                        "for one upload; expected a zip of session files under that size"
+                    )
+                left -= len(data)
+                out.append((info.filename, data))
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+        raise UploadError(f"{name}: not a readable zip archive ({exc})") from None
+    return out
+
+
+def _is_subagent(name: str) -> bool:
+    return PurePosixPath(name).name.startswith("agent-")
+
+
+def _summary(kind: str, data: dict[str, Any], subagent_files: int) -> str:
+    events = data["events"]
+    requests = sum(1 for e in events if e.get("type") == "llm")
+    subagents = sum(
+        1
+        for e in events
+        if e.get("type") == "enter" and str(e.get("function", "")).startswith("subagent:")
+    )
+    compactions = sum(
+        1
+        for e in events
+        if e.get("type") == "llm" and str(e.get("label") or "").startswith("compaction")
+    )
+    parts = [KIND_NAMES[kind], f"{requests:,} request{'s' if requests != 1 else ''}"]
+    if kind == CLAUDE_CODE:
+        n = max(subagents, subagent_files)
+        parts.append(f"{n} subagent{'s' if n != 1 else ''}")
+    if compactions:
+        parts.append(f"{compactions} compaction{'s' if compactions != 1 else ''}")
+    return ", ".join(parts)
+
+
+def _to_jsonl(data: dict[str, Any]) -> bytes:
+    header = {"format": data["format"], "session": data["session"]}
+    lines = [json.dumps(header, ensure_ascii=False)]
+    lines.extend(json.dumps(e, ensure_ascii=False) for e in data["events"])
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def read_upload(files: list[tuple[str, bytes]]) -> Upload:
+    """Recognise and import the uploaded files; raises :class:`UploadError` (one line)."""
+    flat: list[tuple[str, bytes]] = []
+    for name, raw in files:
+        flat.extend(_unzip(name, raw) if name.lower().endswith(".zip") else [(name, raw)])
+    if not flat:
+        raise UploadError("no file in the upload; expected " + ACCEPTED)
+    kinds = [(name, raw, recognise(name, raw)) for name, raw in flat]
+    unknown = [(name, raw) for name, raw, kind in kinds if kind is None]
+    if unknown:
+        raise UploadError(_unreadable(*unknown[0]))
+    mains = [(n, r, k) for n, r, k in kinds if not (k == CLAUDE_CODE and _is_subagent(n))]
+    subs = [(n, r) for n, r, k in kinds if k == CLAUDE_CODE and _is_subagent(n)]
+    if len(mains) != 1:
+        names = ", ".join(n for n, _, _ in mains) or ", ".join(n for n, _ in subs)
+        raise UploadError(
+            f"{names}: expected one session or transcript (plus its agent-*.jsonl subagent "
+            f"files), found {len(mains)}"
+        )
+    name, raw, kind = mains[0]
+    assert kind is not None
+    if kind == SESSION:
+        if subs:
+            raise UploadError(f"{subs[0][0]}: subagent files go with a Claude Code transcript")
+        return Upload(name, SESSION, raw, KIND_NAMES[SESSION])
+    if subs and kind != CLAUDE_CODE:
+        raise UploadError(f"{subs[0][0]}: subagent files go with a Claude Code transcript")
+    with tempfile.TemporaryDirectory(prefix="inspector-upload-") as tmp:
+        root = Path(tmp)
+        path = root / PurePosixPath(name).name
+        path.write_bytes(raw)
+        folder: Path | None = None
+        if subs:
+            folder = root / "subagents"
+            folder.mkdir()
+            for sub_name, sub_raw in subs:
+                (folder / PurePosixPath(sub_name).name).write_bytes(sub_raw)
+        try:
+            imported = import_session(kind, path, subagents=folder)
+        except ImporterError as exc:
+            # The importer names the temporary path; the user knows the file by its name.
+            raise UploadError(str(exc).replace(str(path), name)) from None
+    warnings = tuple(w.replace(str(path), name) for w in imported.warnings)
+    real_subs = sum(1 for n, _ in subs if "acompact" not in n)
+    return Upload(
+        name, kind, _to_jsonl(imported.data), _summary(kind, imported.data, real_subs), warnings
+    )

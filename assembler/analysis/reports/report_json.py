@@ -1,0 +1,267 @@
+"""An analysis as JSON: one object per step, the session's totals, measured checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from assembler.analysis.engine import DiagnosticCheck, Miss, SessionAnalysis, StepAnalysis
+from assembler.analysis.reports.indented_json import dumps_indented
+from assembler.analysis.reports.report_json_steps import StepText
+from assembler.analysis.reports.step_notes import warning_lines
+from assembler.cache.rules import minimum_rule, rules, rules_version
+from assembler.design.context import format_time
+from assembler.sessions.model import Usage
+
+# --- output shapes --------------------------------------------------------------------
+
+
+def _miss_json(m: Miss | None) -> dict[str, Any] | None:
+    if m is None:
+        return None
+    return {
+        "component": m.component,
+        "layer": m.layer,
+        "reason": m.reason,
+        "tokens_lost": m.tokens_lost,
+        "sentence": m.sentence,
+        "cause": m.cause,
+    }
+
+
+def _diagnostic_json(d: DiagnosticCheck | None) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    return {
+        "provider": d.provider,
+        "type": d.type,
+        "reason": d.reason,
+        "missed_tokens": d.missed_tokens,
+        "ours": d.ours,
+        "agrees": d.agrees,
+        "sentence": d.sentence,
+    }
+
+
+def rules_json(a: SessionAnalysis) -> dict[str, Any]:
+    """Per provider the analysis used: its rules version, and a warning for each model
+    that fell back to a default rule (naming the rule)."""
+    used: dict[str, set[str]] = {}
+    for s in a.steps or ():
+        used.setdefault(s.provider or a.provider, set()).add(s.model or a.model)
+    if not used:
+        used[a.provider] = {a.model}
+    out: dict[str, Any] = {}
+    for provider, models in sorted(used.items()):
+        entry: dict[str, Any] = {"version": rules_version(provider)}
+        prediction = rules()[provider].get("prediction")
+        if prediction is not None:
+            entry["prediction"] = prediction["value"]
+        warnings = [w for m in sorted(models) if (w := minimum_rule(provider, m).warning)]
+        entry["warnings"] = warnings
+        out[provider] = entry
+    return out
+
+
+def _usage_json(u: Usage | None) -> dict[str, int] | None:
+    if u is None:
+        return None
+    return {
+        "input": u.input,
+        "cache_read": u.cache_read,
+        "cache_write": u.cache_write,
+        "output": u.output,
+        **({"cache_write_1h": u.cache_write_1h} if u.cache_write_1h else {}),
+        **({"web_searches": u.web_searches} if u.web_searches else {}),  # billed per search
+    }
+
+
+def step_json(s: StepAnalysis) -> dict[str, Any]:
+    return {
+        "step": s.step,
+        "label": s.label,
+        "function": s.function,
+        "call_path": list(s.call_path),
+        "depth": s.depth,
+        "timestamp": format_time(s.timestamp),
+        "model": s.model,
+        **({"platform": s.platform} if s.platform and s.platform != s.provider else {}),
+        **({"write_ttl": s.write_ttl} if s.write_ttl else {}),
+        # the tier, speed or batch the request was priced in, when not the standard one
+        **({"priced_as": dict(s.price_context)} if s.price_context else {}),
+        "tokens": dict(s.tokens),
+        "cache": {
+            "read": s.read,
+            "write": s.write,
+            "uncached": s.uncached,
+            "hit_ratio": round(s.hit_ratio, 6),
+            "cached_prefix_tokens": s.cached_prefix_tokens,
+        },
+        "miss": _miss_json(s.miss),
+        "cost": {"usd": round(s.usd, 8), "usd_without_cache": round(s.usd_without_cache, 8)},
+        "blocks": [
+            {
+                "name": b.name,
+                "layer": b.layer,
+                "section": b.section,
+                "tokens": b.tokens,
+                "cache": b.cache,
+                "change": b.change,
+                "breakpoint": b.breakpoint,
+            }
+            for b in s.blocks
+        ],
+        "measured": _usage_json(s.measured),
+        "provider_diagnostic": _diagnostic_json(s.diagnostic),
+        # sizes of blocks the recorded request did not show, inferred from billed usage
+        "inferred": [{"block": name, "tokens": n} for name, n in s.inferred],
+        **({"warnings": list(s.warnings)} if s.warnings else {}),
+    }
+
+
+def _measured_checks(a: SessionAnalysis) -> dict[int, Any]:
+    from assembler.analysis.bill import compare_measured  # imports this module
+
+    return {c.step: c for c in compare_measured(a)}
+
+
+def _measured_check_json(check: Any) -> dict[str, object]:
+    from assembler.analysis.bill import measured_check_json  # imports this module
+
+    return measured_check_json(check)
+
+
+def _bills(a: SessionAnalysis, recorded: bool) -> dict[int, float | None]:
+    """Each measured step's usage priced (the bill; None when no price is known for it),
+    priced once for both the steps and the totals; none at another provider or model."""
+    from assembler.analysis.bill import billed_cost
+    from assembler.cache.prices.pricing import PricingError
+
+    out: dict[int, float | None] = {}
+    for s in a.steps if recorded else ():
+        if s.measured is not None:
+            try:
+                out[s.step] = billed_cost(s)
+            except PricingError:
+                out[s.step] = None
+    return out
+
+
+def _step_out(s: StepAnalysis, checks: dict[int, Any], bills: dict[int, float | None]) -> dict[str, Any]:  # fmt: skip
+    out = step_json(s)
+    u = s.measured
+    if u is not None:
+        # the recorded keys (input, cache_read, cache_write, output) stay; the
+        # simulator's terms are added beside them, and the bill at the recorded provider
+        billed = bills.get(s.step)
+        out["measured"] = {
+            **(out["measured"] or {}),
+            "read": u.cache_read,
+            "write": u.cache_write,
+            "uncached": u.input,
+            "billed_usd": None if billed is None else round(billed, 8),
+        }
+    check = checks.get(s.step)
+    out["measured_check"] = _measured_check_json(check) if check is not None else None
+    return out
+
+
+def _totals(a: SessionAnalysis, bills: dict[int, float | None]) -> dict[str, Any]:
+    totals: dict[str, Any] = dict(a.totals)
+    totals["hit_ratio"] = round(totals["hit_ratio"], 6)
+    totals["usd"] = round(totals["usd"], 8)
+    totals["usd_without_cache"] = round(totals["usd_without_cache"], 8)
+    measured = [s for s in a.steps if s.measured is not None]
+    if measured:  # what the provider billed, over the steps that recorded it
+        totals["measured_read"] = sum(s.measured.cache_read for s in measured if s.measured)
+        totals["measured_write"] = sum(s.measured.cache_write for s in measured if s.measured)
+        totals["measured_uncached"] = sum(s.measured.input for s in measured if s.measured)
+        priced = [bills.get(s.step) for s in measured] if bills else []
+        if priced and None not in priced:  # the text report's "billed:" line, as numbers
+            totals["billed"] = {
+                "usd": round(sum(b for b in priced if b is not None), 8),
+                "steps": len(priced),
+                "simulated_usd": round(sum(s.usd for s in measured), 8),
+            }
+    return totals
+
+
+def _head(a: SessionAnalysis) -> dict[str, Any]:
+    return {
+        "session": a.session,
+        "layout": a.layout,
+        "provider": a.provider,
+        "model": a.model,
+        "ttl": a.ttl,
+        "approximate_tokens": a.approximate_tokens,
+        "rules": rules_json(a),
+    }
+
+
+def analysis_json(a: SessionAnalysis, recorded: bool = True) -> dict[str, Any]:
+    """The JSON shape of ``analyze --json``. ``recorded``: analysed at the session's own
+    provider and model; at another's, measured usage is not checked against the simulation
+    (each step's ``measured_check`` is null), as the text report and the app do."""
+    checks = _measured_checks(a) if recorded else {}
+    bills = _bills(a, recorded)
+    return {
+        **_head(a),
+        "steps": [_step_out(s, checks, bills) for s in a.steps],
+        "totals": _totals(a, bills),
+    }
+
+
+def write_analysis_json(
+    a: SessionAnalysis, write: Callable[[str], object], recorded: bool = True
+) -> None:
+    """``json.dumps(analysis_json(a, recorded), indent=2, ensure_ascii=False)`` written a
+    few steps at a time, so the whole document is never held in memory at once."""
+
+    def member(value: object, depth: int) -> str:
+        return dumps_indented(value, depth // 2)
+
+    bills = _bills(a, recorded)
+    write("{\n")
+    for key, value in _head(a).items():
+        write(f"  {member(key, 2)}: {member(value, 2)},\n")
+    if a.steps:
+        checks = _measured_checks(a) if recorded else {}
+
+        def check(s: StepAnalysis) -> object:
+            found = checks.get(s.step)
+            return None if found is None else _measured_check_json(found)
+
+        add = StepText(lambda s: _step_out(s, {}, bills), check).add
+        write('  "steps": [\n    ')
+        pieces: list[str] = []
+        for i, s in enumerate(a.steps):
+            if i:
+                pieces.append(",\n    ")
+            add(s, pieces)
+            if i % _STEPS_PER_WRITE == _STEPS_PER_WRITE - 1:
+                write("".join(pieces))
+                pieces.clear()
+        write("".join(pieces))
+        write("\n  ],\n")
+    else:
+        write('  "steps": [],\n')
+    write(f'  "totals": {member(_totals(a, bills), 2)}\n}}')
+
+
+#: Steps joined into one write: fewer calls, and a bounded piece of text at a time.
+_STEPS_PER_WRITE = 64
+
+
+def rules_lines(a: SessionAnalysis) -> list[str]:
+    """The rules versions the analysis used, any model that fell back to a default, and
+    what the simulators warned of per step (a request the provider would reject)."""
+    used = rules_json(a)
+    head = "rules: " + " · ".join(
+        f"{p} {e['version']}" + (f" ({e['prediction']})" if "prediction" in e else "")
+        for p, e in used.items()
+    )
+    return [
+        head,
+        *(f"warning: {w}" for e in used.values() for w in e["warnings"]),
+        *warning_lines(a.steps),
+    ]

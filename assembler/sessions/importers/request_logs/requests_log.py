@@ -1,0 +1,278 @@
+"""Request logs: one raw request and its response per line (from a proxy or SDK hook).
+
+Each line is a JSON object ``{"timestamp", "request", "response"}`` (also
+``time`` / ``request_body`` / ``response_body``; an optional ``url`` or
+``provider`` settles the API). The API is one of Anthropic Messages, OpenAI
+Chat Completions or OpenAI Responses. The blocks and breakpoints are the
+request's own; usage comes from the response. See docs/importers.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from assembler.sessions.importers.history import (
+    Events,
+    Imported,
+    content_text,
+    json_text,
+    session_doc,
+)
+from assembler.sessions.importers.records import (
+    Record,
+    Skipped,
+    anthropic_usage,
+    as_int,
+    iter_items,
+    kind,
+    no_requests,
+    openai_usage,
+    read_jsonl,
+)
+from assembler.sessions.importers.request_cache import request_settings, response_diagnostic
+from assembler.sessions.importers.request_logs.requests_lines import (
+    Failures,
+    failure,
+    provider,
+    request_time,
+    url_model,
+)
+from assembler.sessions.importers.request_logs.requests_shapes import (
+    anthropic_blocks,
+    chat_blocks,
+    known_part_text,
+    own_lifetimes,
+    responses_blocks,
+    stored_conversation,
+    write_ttl,
+)
+
+ROOT = "requests_log"
+ANTHROPIC, CHAT, RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
+__all__ = ["anthropic_blocks", "chat_blocks", "import_requests", "responses_blocks"]
+
+
+def _map(rec: Record, *keys: str) -> Mapping[str, Any]:
+    for key in keys:
+        value = rec.data.get(key)
+        if isinstance(value, Mapping):
+            return value
+    found = next((rec.data[k] for k in keys if k in rec.data), None)
+    raise rec.fail(f"{keys[0]}: expected the JSON body as an object, found {kind(found)}")
+
+
+def detect(rec: Record, request: Mapping[str, Any], response: Mapping[str, Any]) -> str:
+    """Which API a line speaks: its URL, else the response, else the request shape."""
+    url = rec.data.get("url") or rec.data.get("path") or ""
+    if isinstance(url, str):
+        for marker, api in (
+            ("/messages", ANTHROPIC),
+            ("/chat/completions", CHAT),
+            ("/responses", RESPONSES),
+        ):
+            if marker in url:
+                return api
+    u = response.get("usage")
+    u = u if isinstance(u, Mapping) else {}
+    if response.get("object") == "chat.completion" or "prompt_tokens" in u:
+        return CHAT
+    if response.get("object") == "response" or "input_tokens_details" in u or "input" in request:
+        return RESPONSES
+    if response.get("type") == "message" or "cache_read_input_tokens" in u or "system" in request:
+        return ANTHROPIC
+    if rec.data.get("provider") == "anthropic":
+        return ANTHROPIC
+    if "messages" in request:
+        return CHAT
+    raise rec.fail("request: expected an Anthropic Messages, OpenAI Chat or Responses body")
+
+
+def _details(u: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = u.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def measured(api: str, response: Mapping[str, Any]) -> dict[str, int] | None:
+    u = response.get("usage")
+    if not isinstance(u, Mapping):
+        return None
+    if api == ANTHROPIC:
+        return anthropic_usage(u)
+    if api == CHAT:
+        d = _details(u, "prompt_tokens_details")
+        # DeepSeek names its hits apart (``prompt_cache_hit_tokens``; misses are the rest)
+        hits = u.get("prompt_cache_hit_tokens", d.get("cached_tokens"))
+        return openai_usage(
+            as_int(u.get("prompt_tokens")),
+            as_int(hits),
+            as_int(d.get("cache_write_tokens")),
+            as_int(u.get("completion_tokens")),
+        )
+    d = _details(u, "input_tokens_details")
+    out = openai_usage(
+        as_int(u.get("input_tokens")),
+        as_int(d.get("cached_tokens")),
+        as_int(d.get("cache_write_tokens")),
+        as_int(u.get("output_tokens")),
+    )
+    # the usage has no count: each web_search_call output item is one search, billed
+    searches = sum(i.get("type") == "web_search_call" for i in iter_items(response.get("output")))
+    if searches:
+        out["web_searches"] = searches
+    return out
+
+
+def answer(api: str, response: Mapping[str, Any]) -> str:
+    if api == ANTHROPIC:
+        return "\n".join(t for p in iter_items(response.get("content")) if (t := _answer_part(p)))
+    if api == CHAT:
+        choice = next(iter_items(response.get("choices")), {})
+        msg = choice.get("message")
+        if not isinstance(msg, Mapping):
+            return ""
+        calls = [json_text(c) for c in iter_items(msg.get("tool_calls"))]
+        return "\n".join([content_text(msg.get("content")), *calls]).strip()
+    parts = []
+    for item in iter_items(response.get("output")):
+        if item.get("type") == "message":
+            parts.append(content_text(item.get("content")))
+        elif item.get("type") == "function_call":
+            parts.append(json_text({k: item.get(k) for k in ("name", "arguments")}))
+    return "\n".join(parts)
+
+
+def _answer_part(part: Mapping[str, Any]) -> str:
+    got = known_part_text(part)
+    return got[1] if got else ""
+
+
+BUILDERS = {ANTHROPIC: anthropic_blocks, CHAT: chat_blocks, RESPONSES: responses_blocks}
+
+
+@dataclass
+class _Call:
+    """One served call of the log, read but not yet placed in time."""
+
+    rec: Record
+    at: datetime
+    api: str
+    request: Mapping[str, Any]
+    response: Mapping[str, Any]
+    provider: str
+    model: str
+
+
+def _read_call(rec: Record, failures: Failures) -> _Call | None:
+    raw = next((rec.data[k] for k in ("response", "response_body") if k in rec.data), None)
+    why = failure(rec, raw)
+    if why is not None:
+        failures.add(rec, why)
+        return None
+    request = _map(rec, "request", "request_body")
+    response = _map(rec, "response", "response_body")
+    api = detect(rec, request, response)
+    model = request.get("model") or url_model(rec) or response.get("model")
+    if not isinstance(model, str) or not model:
+        raise rec.fail(f"request.model: expected the model name, found {kind(model)}")
+    served_by = provider(rec, api == ANTHROPIC, response, model)
+    return _Call(rec, request_time(rec, response), api, request, response, served_by, model[:200])
+
+
+class _Stored:
+    """Responses the API keeps (``previous_response_id``): each one's conversation, and the
+    requests that named one not in the log."""
+
+    def __init__(self) -> None:
+        self.conversations: dict[str, list[Any]] = {}
+        self.missing = 0
+        self.first_missing = ""
+
+    def request(self, call: _Call) -> Mapping[str, Any]:
+        """``call``'s request with the stored conversation it continues put before its input."""
+        request, prev = call.request, call.request.get("previous_response_id")
+        if isinstance(prev, str) and prev:
+            earlier = self.conversations.get(prev)
+            if earlier is None:
+                self.missing += 1
+                self.first_missing = self.first_missing or f"line {call.rec.line}: {prev[:60]}"
+            else:
+                request = {**request, "input": earlier + stored_conversation(request, {})}
+        if isinstance(call.response.get("id"), str):
+            self.conversations[call.response["id"]] = stored_conversation(request, call.response)
+        return request
+
+    def warnings(self) -> tuple[str, ...]:
+        if not self.missing:
+            return ()
+        return (
+            f"{self.missing} request(s) continue a stored response not in the log "
+            f"(previous_response_id, first at {self.first_missing}): their earlier "
+            "conversation is not simulated",
+        )
+
+
+def _in_time_order(calls: list[_Call]) -> tuple[list[_Call], tuple[str, ...]]:
+    """Calls by request time, ties in file order: a log written as calls complete puts a
+    long call after shorter ones that started later."""
+    late = next((c for p, c in pairwise(calls) if c.at < p.at), None)
+    if late is None:
+        return calls, ()
+    ordered = sorted(calls, key=lambda c: c.at)
+    first = late.rec.line
+    return ordered, (
+        f"lines not in time order were put in order of their timestamps (first at line {first})",
+    )
+
+
+def import_requests(path: Path) -> Imported:
+    skipped, failures = Skipped(), Failures()
+    calls = [c for rec in read_jsonl(path, skipped) if (c := _read_call(rec, failures))]
+    calls, order_note = _in_time_order(calls)
+    stored = _Stored()
+    events = Events()
+    initial: tuple[str, str] | None = None  # the session header's provider and model
+    current = ("", "")
+    for call in calls:
+        rec, api, response = call.rec, call.api, call.response
+        request = stored.request(call) if api == RESPONSES else call.request
+        request_ttl = write_ttl(request) if api == ANTHROPIC else None
+        blocks = own_lifetimes(BUILDERS[api](request), request_ttl)
+        if not blocks:
+            raise rec.fail("request: expected at least one message, system prompt or tool")
+        at = call.at
+        now = (call.provider, call.model)
+        if initial is None:
+            initial = current = now
+            events.enter(at, ROOT)
+        elif now != current:
+            change = {"model": now[1]} | ({"provider": now[0]} if now[0] != current[0] else {})
+            events.add("change", at, **change)
+            current = now
+        events.add(
+            "llm",
+            at,
+            output=answer(api, response),
+            usage=measured(api, response),
+            request={"blocks": blocks},
+            settings=request_settings(request, response),
+            diagnostic=response_diagnostic(api == ANTHROPIC, request, response),
+            ttl=request_ttl,
+        )
+    if initial is None or events.last is None:
+        raise no_requests(str(path), 'lines like {"timestamp", "request", "response"}')
+    events.close_all(events.last)
+    data = session_doc(
+        id=path.stem,
+        agent="requests-log",
+        provider=initial[0],
+        model=initial[1],
+        environment=None,
+        events=events.events,
+    )
+    notes = failures.warnings() + order_note + stored.warnings()
+    return Imported(data, skipped.warnings(str(path)) + notes)
