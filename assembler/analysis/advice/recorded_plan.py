@@ -173,7 +173,10 @@ def lifetime_sentence(
 ) -> str:
     """What the recorded lifetime cost or saved against the other one, from the idle gaps."""
     n, short, middle = gap_counts(gaps, lifetimes())
-    gaps_text = f"{short} of {n} gaps between requests are under 5 min and {middle} are 5–60 min"
+    gaps_text = (
+        f"{short} of {n} gaps between requests are under 5 min and {middle}"
+        f" {'is' if middle == 1 else 'are'} 5–60 min"
+    )
     if lives not in ({"5m"}, {"1h"}):
         figures = " and ".join(f"${b.usd:.4f} with every marker at {t}" for t, b in other.items())
         return (
