@@ -45,16 +45,43 @@ def _lint(sel: Selection) -> LintReport:
     return report
 
 
+def _plan(sel: Selection, report: LintReport) -> None:
+    """A session of recorded requests: where its cache markers should go, and their ttl."""
+    p = recommend_view.recorded_plan(sel.session_key, sel.session, sel.provider, sel.model)
+    st.caption(
+        f"{md(sel.session.source)}: every call is a recorded request, sent as recorded, so no"
+        " layout changes it; its cache_control markers and their lifetimes do. "
+        + recommend_view.recorded_note(report)
+    )
+    per_month = int(
+        st.number_input("Sessions per month", min_value=0, value=1000, step=100, key="rec_volume")
+    )
+    m = st.columns(4)
+    m[0].metric(
+        "Recorded markers", f"${p.recorded.usd:,.4f}", help=f"hit ratio {p.recorded.hit:.1%}"
+    )
+    m[1].metric(
+        "With the plan" if p.changed else "No better plan",
+        f"${p.plan.usd:,.4f}",
+        help="the plan applied to the recorded requests and simulated again",
+    )
+    m[2].metric("Saving per session", f"${p.saving_per_session:,.4f}")
+    m[3].metric(
+        f"Saving per month ({per_month:,} sessions)", f"${p.saving_per_month(per_month):,.2f}"
+    )
+    rows = recommend_view.plan_rows(p)
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    for sentence in (*p.sentences, p.lifetime, p.keep_alive):
+        st.markdown(f"- {md(sentence)}")
+
+
 def _recommend(sel: Selection, report: LintReport) -> None:
-    st.subheader("Recommend: the cheapest layout the design allows", anchor=False)
     if only_recorded(sel.session):
-        st.info(
-            f"{md(sel.session.source)}: every call of this session is a recorded request, sent as"
-            " recorded: a layout changes nothing in it, so there is no layout to recommend. "
-            + recommend_view.recorded_note(report),
-            icon=":material/info:",
-        )
+        st.subheader("Recommend: where the cache markers go, and their lifetime", anchor=False)
+        _plan(sel, report)
         return
+    st.subheader("Recommend: the cheapest layout the design allows", anchor=False)
     r = recommend_view.recommendation(
         sel.session_key, sel.session, sel.layout, sel.provider, sel.model
     )
@@ -114,10 +141,14 @@ def body() -> None:
         return
     step.write_query(None, sel.query())
     st.title(":material/auto_fix_high: Recommend", anchor=False)
+    searched = (
+        "the recorded requests are searched for the cache markers and lifetimes that bill least"
+        if only_recorded(sel.session)
+        else "the layouts the design allows are searched for the cheapest bill"
+    )
     st.caption(
         f"{md(sel.session.title)} · {md(sel.provider_label)}. Every component is rendered again under"
-        " controlled changes of its context; then the layouts the design allows are searched for the"
-        " cheapest bill."
+        f" controlled changes of its context; then {searched}."
     )
     _recommend(sel, _lint(sel))
 

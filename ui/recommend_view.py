@@ -10,11 +10,14 @@ import streamlit as st
 from assembler.analysis.advice import (
     LintReport,
     Recommendation,
+    RecordedPlan,
     layout_text,
     lint_session,
     recommend,
+    recommend_recorded,
 )
-from assembler.analysis.engine import BUILTIN_LAYOUTS, Layout
+from assembler.analysis.bill import billed_usd
+from assembler.analysis.engine import BUILTIN_LAYOUTS, Layout, runs_as_recorded
 from assembler.sessions.model import Session
 from ui import data, layout_store
 from ui.sidebar import SCROLL_TOP
@@ -62,6 +65,38 @@ def recommendation(
         bounded("the search for the cheapest layout", data.CLI_HINT),
     ):
         return _recommend(session_key, layout.key, provider, model, session, layout.layout)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _plan(
+    session_key: str, provider: str | None, model: str | None, _session: Session
+) -> RecordedPlan:
+    return recommend_recorded([_session], provider=provider, model=model, billed_of=billed_usd)
+
+
+def recorded_plan(
+    session_key: str, session: Session, provider: str | None, model: str | None
+) -> RecordedPlan:
+    """The marker plan for a session of recorded requests; at the session's own provider and
+    model each request keeps its own (a subagent's model too)."""
+    if runs_as_recorded(session, provider, model):
+        provider = model = None
+    with st.spinner("Searching marker positions and lifetimes over the recorded requests…"):
+        return _plan(session_key, provider, model, session)
+
+
+def plan_rows(plan: RecordedPlan) -> list[dict[str, Any]]:
+    """One row per marker of the plan: the block it goes on, in rule and words, its ttl."""
+    return [
+        {
+            "block": m.rule.name,
+            "which block": m.rule.meaning,
+            "cache_control": f'{{"type": "ephemeral", "ttl": "{m.ttl}"}}',
+            "requests": m.requests,
+            "e.g.": m.example,
+        }
+        for m in plan.marks
+    ]
 
 
 def lint_rows(report: LintReport) -> list[dict[str, Any]]:

@@ -17,11 +17,19 @@ from assembler.cli.analysis_commands import TARGET_HELP, is_batch_target
 from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
 from assembler.output_files import output_target, write_text
+from assembler.sessions.model import Session
 
 if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
-    from assembler.analysis.advice import Recommendation
+    from assembler.analysis.advice import Recommendation, RecordedPlan
 
 DEFAULT_SESSIONS_PER_MONTH = 1000
+
+
+def saving_line(per_session: float, monthly: float, per_month: int) -> str:
+    return (
+        f"saving  ${per_session:.4f} per session · ${monthly:,.2f} per month at {per_month:,}"
+        " sessions"
+    )
 
 
 def recommendation_lines(r: Recommendation, per_month: int) -> list[str]:
@@ -29,8 +37,7 @@ def recommendation_lines(r: Recommendation, per_month: int) -> list[str]:
         f"provider {r.provider} · model {r.model} · {r.sessions} session(s)",
         f"before  {r.current.name:<12} ${r.before_usd:.4f}  hit ratio {r.before_hit:.1%}",
         f"after   {r.recommended.name:<12} ${r.after_usd:.4f}  hit ratio {r.after_hit:.1%}",
-        f"saving  ${r.saving_per_session:.4f} per session · ${r.saving_per_month(per_month):,.2f}"
-        f" per month at {per_month:,} sessions",
+        saving_line(r.saving_per_session, r.saving_per_month(per_month), per_month),
         *(f"- {c}" for c in r.changes),
         f"- {r.keep_alive}",
     ]
@@ -54,8 +61,79 @@ def recommendation_json(r: Recommendation, per_month: int) -> dict[str, Any]:
     }
 
 
+def plan_lines(p: RecordedPlan, per_month: int) -> list[str]:
+    billed = f" · billed ${p.billed_usd:.4f}" if p.billed_usd is not None else ""
+    head = "plan" if p.changed else "recorded markers"
+    how = "the plan applied to the requests, simulated again" if p.changed else "no plan bills less"
+    return [
+        f"provider {p.provider} · model {p.model} · {p.sessions} session(s) · {p.requests}"
+        " recorded request(s)",
+        f"before  recorded markers  ${p.recorded.usd:.4f}  hit ratio {p.recorded.hit:.1%}"
+        f" (simulated{billed})",
+        f"after   {head:<16}  ${p.plan.usd:.4f}  hit ratio {p.plan.hit:.1%} ({how})",
+        saving_line(p.saving_per_session, p.saving_per_month(per_month), per_month),
+        *(f"- {c}" for c in p.sentences),
+        f"- {p.lifetime}",
+        f"- {p.keep_alive}",
+    ]
+
+
+def plan_json(p: RecordedPlan, per_month: int) -> dict[str, Any]:
+    return {
+        "provider": p.provider,
+        "model": p.model,
+        "sessions": p.sessions,
+        "requests": p.requests,
+        "before": {"markers": "recorded", "usd": p.recorded.usd, "hit_ratio": p.recorded.hit},
+        "after": {
+            "markers": "plan" if p.changed else "recorded",
+            "usd": p.plan.usd,
+            "hit_ratio": p.plan.hit,
+        },
+        "billed_usd": p.billed_usd,
+        "changed": p.changed,
+        "plan": [
+            {
+                "block": m.rule.name,
+                "rule": m.rule.meaning,
+                "cache_control": {"type": "ephemeral", "ttl": m.ttl},
+                "requests": m.requests,
+                "example": m.example,
+            }
+            for m in p.marks
+        ],
+        "tried": [{"markers": name, "usd": usd} for name, usd in p.tried],
+        "saving_per_session": p.saving_per_session,
+        "saving_per_month": p.saving_per_month(per_month),
+        "sessions_per_month": per_month,
+        "changes": list(p.sentences),
+        "lifetime": p.lifetime,
+        "keep_alive": p.keep_alive,
+    }
+
+
+def _recorded(args: argparse.Namespace, sessions: list[Session]) -> int:
+    from assembler.analysis.advice import recommend_recorded
+    from assembler.analysis.bill import billed_usd
+
+    if args.output:
+        raise UsageError(
+            f"{args.session}: -o: recorded requests get a marker plan, not a layout file"
+            " (use --json to keep the plan)"
+        )
+    with provider_errors(args.session, args.provider, args.model):
+        p = recommend_recorded(
+            sessions, provider=args.provider, model=args.model, billed_of=billed_usd
+        )
+    if args.json:
+        print(json.dumps(plan_json(p, args.sessions_per_month), ensure_ascii=False, indent=2))
+    else:
+        print("\n".join(plan_lines(p, args.sessions_per_month)))
+    return 0
+
+
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from assembler.analysis.advice import layout_text, recommend
+    from assembler.analysis.advice import layout_text, only_recorded_sessions, recommend
     from assembler.analysis.app import open_session, session_names
 
     if args.sessions_per_month < 0:
@@ -71,6 +149,8 @@ def cmd_recommend(args: argparse.Namespace) -> int:
         sessions = [open_session(name).session for name in session_names(args.session)]
     else:
         sessions = [open_input(args.session, "recommend")]
+    if only_recorded_sessions(sessions):  # the client's markers are what can change
+        return _recorded(args, sessions)
     layout = load_layout(args.layout)
     with provider_errors(args.session, args.provider, args.model):
         r = recommend(sessions, layout, provider=args.provider, model=args.model)

@@ -90,7 +90,7 @@ def test_a_divergence_in_lifetime_alone_names_the_rate() -> None:
 
 def test_recorded_requests_without_flags_say_no_block_changed() -> None:
     at = _page(RECOMMEND, session="imported_claude_code")
-    note = next(i.value for i in at.info if "recorded request" in i.value)
+    note = next(c.value for c in at.caption if "every call is a recorded request" in c.value)
     assert "lint above lists" not in note
     assert "no block that changed" in note
 

@@ -9,8 +9,10 @@ from app_helpers import ROOT, new_app
 from streamlit.testing.v1 import AppTest
 
 from assembler.analysis.advice.recommendation import Recommendation, recommend
+from assembler.analysis.advice.recorded_plan import recommend_recorded
 from assembler.analysis.engine.layouts import builtin_layout
 from assembler.sessions.loader import load_session
+from ui.html import md
 
 PAGE = "pages/6_Recommend.py"
 MIDNIGHT = "coding_agent_midnight"
@@ -78,13 +80,18 @@ def test_open_in_the_step_view_selects_the_recommended_layout() -> None:
     assert not at.error
 
 
-def test_an_imported_session_gets_its_recorded_flags_and_a_note_for_recommend() -> None:
-    """Nothing to recommend for recorded requests: said as a note, not as an error."""
+def test_an_imported_session_gets_a_marker_plan_instead_of_a_layout() -> None:
+    """Recorded requests: the plan for their cache markers, priced as the CLI prices it."""
     at = _recommend_page(session="imported_claude_code")
     assert not at.error and not at.exception
-    assert any(
-        "every call of this session is a recorded request" in i.value.lower() for i in at.info
+    plan = recommend_recorded(
+        [load_session(ROOT / "sample_sessions" / "imported_claude_code.yaml")]
     )
+    assert any("every call is a recorded request" in c.value for c in at.caption)
+    assert at.metric[0].value == f"${plan.recorded.usd:,.4f}"
+    assert at.metric[1].value == f"${plan.plan.usd:,.4f}"
+    said = [m.value for m in at.markdown]
+    assert any(md(plan.lifetime) in m for m in said) and any(md(plan.keep_alive) in m for m in said)
 
 
 def test_lifetimes_per_breakpoint_are_written_and_compare_bills_them() -> None:

@@ -20,6 +20,11 @@ if TYPE_CHECKING:  # the public names; each loads its module when first used
     from assembler.analysis.advice.lint import LintReport, lint_lines, lint_session
     from assembler.analysis.advice.recommend_text import layout_text
     from assembler.analysis.advice.recommendation import Recommendation, only_recorded, recommend
+    from assembler.analysis.advice.recorded_plan import (
+        RecordedPlan,
+        only_recorded_sessions,
+        recommend_recorded,
+    )
 
 __getattr__ = lazy_names(__name__, __file__)
 
@@ -27,6 +32,7 @@ __all__ = [
     "Comparison",
     "LintReport",
     "Recommendation",
+    "RecordedPlan",
     "banner",
     "compare",
     "first_divergence",
@@ -34,7 +40,9 @@ __all__ = [
     "lint_lines",
     "lint_session",
     "only_recorded",
+    "only_recorded_sessions",
     "pairs",
     "recommend",
+    "recommend_recorded",
     "side_sentence",
 ]

@@ -37,6 +37,15 @@ class Trace:
     read_rate: Floats
     write_rate: dict[str, Floats]  # ttl → (T,)
     output_usd: float  # the same under every set
+    # ttl → (n, T): what a mark there reads, where that can fall short of its own prefix
+    # (recorded requests: an entry found through the lookback); None: ``cum`` where alive
+    reads: dict[str, Floats] | None = None
+
+    def read(self, ttl: str) -> Floats:
+        """(n, T): the tokens a mark at each boundary reads under ``ttl``."""
+        if self.reads is not None:
+            return self.reads[ttl]
+        return np.where(self.alive[ttl], self.cum, 0.0)
 
     @property
     def steps(self) -> int:
@@ -55,8 +64,9 @@ class Choice:
 def _vectors(trace: Trace, ttl: str, chosen: Sequence[int]) -> tuple[Floats, Floats]:
     h = np.zeros(trace.steps)
     m = np.zeros(trace.steps)
+    read = trace.read(ttl)
     for c in chosen:
-        np.maximum(h, np.where(trace.alive[ttl][c], trace.cum[c], 0.0), out=h)
+        np.maximum(h, read[c], out=h)
         np.maximum(m, trace.cum[c], out=m)
     return h, m
 
@@ -92,13 +102,13 @@ def _better(usd: float, read: float, best: tuple[float, float]) -> bool:
 def search(trace: Trace, ttl: str, limit: int) -> Choice:
     """The cheapest set of at most ``limit`` boundaries, ties to the higher hit ratio."""
     n = len(trace.names)
-    alive = trace.alive[ttl]
+    reads = trace.read(ttl)
     best_set: tuple[int, ...] = ()
     h0, m0 = _vectors(trace, ttl, ())
     best = (float(_cost(trace, ttl, h0, m0).sum()), 0.0)
     nodes = 0
-    # per boundary, the bill of each request if this boundary were its longest read
-    read_here = np.where(alive, trace.cum, -1.0)
+    # per boundary and request, what it reads (-1: nothing)
+    read_here = np.where(reads > 0, reads, -1.0)
 
     # the bound assumes a write costs at least an uncached token; otherwise search everything
     bounded = bool((trace.write_rate[ttl] >= trace.uncached_rate).all())
@@ -111,7 +121,7 @@ def search(trace: Trace, ttl: str, limit: int) -> Choice:
             return float(now.sum())
         tail = read_here[start:]
         hh = np.maximum(h, tail)
-        mm = np.maximum(m, tail)
+        mm = np.maximum(m, trace.cum[start:])
         options = np.where(tail >= 0, _cost(trace, ttl, hh, mm), np.inf)
         return float(np.minimum(now, options.min(axis=0)).sum())
 
@@ -121,7 +131,7 @@ def search(trace: Trace, ttl: str, limit: int) -> Choice:
         if len(chosen) == limit:
             return
         for c in range(start, n):
-            h2 = np.maximum(h, np.where(alive[c], trace.cum[c], 0.0))
+            h2 = np.maximum(h, reads[c])
             m2 = np.maximum(m, trace.cum[c])
             usd = float(_cost(trace, ttl, h2, m2).sum())
             read = float(h2.sum())

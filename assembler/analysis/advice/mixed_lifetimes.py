@@ -41,7 +41,7 @@ def _cost(trace: Trace, h: Floats, m1: Floats, m: Floats) -> Floats:
 def _add(
     trace: Trace, c: int, ttl: str, h: Floats, m1: Floats, m: Floats
 ) -> tuple[Floats, Floats, Floats]:
-    h2 = np.maximum(h, np.where(trace.alive[ttl][c], trace.cum[c], 0.0))
+    h2 = np.maximum(h, trace.read(ttl)[c])
     m2 = np.maximum(m, trace.cum[c])
     m12 = np.maximum(m1, trace.cum[c]) if ttl == HOUR else m1
     return h2, m12, m2
@@ -84,7 +84,7 @@ def search_mixed(trace: Trace, limit: int) -> MixedChoice:
         (trace.write_rate[FIVE] >= trace.uncached_rate).all()
         and (trace.write_rate[HOUR] >= trace.write_rate[FIVE]).all()
     )
-    reads = {t: np.where(trace.alive[t], trace.cum, -1.0) for t in (HOUR, FIVE)}
+    reads = {t: np.where(trace.read(t) > 0, trace.read(t), -1.0) for t in (HOUR, FIVE)}
 
     def bound(h: Floats, m1: Floats, m: Floats, start: int, hour_ok: bool) -> float:
         now = _cost(trace, h, m1, m)
@@ -94,9 +94,9 @@ def search_mixed(trace: Trace, limit: int) -> MixedChoice:
             return float(now.sum())
         best_step = now
         for ttl in (HOUR, FIVE) if hour_ok else (FIVE,):
-            tail = reads[ttl][start:]
-            hh, mm = np.maximum(h, tail), np.maximum(m, tail)
-            mm1 = np.maximum(m1, tail) if ttl == HOUR else m1
+            tail, cum = reads[ttl][start:], trace.cum[start:]
+            hh, mm = np.maximum(h, tail), np.maximum(m, cum)
+            mm1 = np.maximum(m1, cum) if ttl == HOUR else m1
             options = np.where(tail >= 0, _cost(trace, hh, mm1, mm), np.inf)
             best_step = np.minimum(best_step, options.min(axis=0))
         return float(best_step.sum())

@@ -74,10 +74,7 @@ def _read_matrix(trace: Trace, marks: Marks, kind: str | None = None) -> Floats:
     index = {n: i for i, n in enumerate(trace.names)}
     if not marks:
         return np.zeros((0, trace.steps))
-    rows = [
-        np.where(trace.alive[kind or ttl][index[n]], trace.cum[index[n]], 0.0) for n, ttl in marks
-    ]
-    return np.array(rows)
+    return np.array([trace.read(kind or ttl)[index[n]] for n, ttl in marks])
 
 
 def _reads(trace: Trace, marks: Marks) -> dict[str, tuple[int, float]]:
@@ -123,7 +120,7 @@ def budget_sentence(budget: int, sizes: Sequence[int], usd: float, without: floa
     )
 
 
-def _gap_counts(gaps: Sequence[float], seconds: Mapping[str, float]) -> tuple[int, int, int]:
+def gap_counts(gaps: Sequence[float], seconds: Mapping[str, float]) -> tuple[int, int, int]:
     real = [g for g in gaps if g > 0]
     short = sum(g < seconds["5m"] for g in real)
     middle = sum(seconds["5m"] <= g < seconds["1h"] for g in real)
@@ -131,7 +128,7 @@ def _gap_counts(gaps: Sequence[float], seconds: Mapping[str, float]) -> tuple[in
 
 
 def ttl_sentence(ttl: str, gaps: Sequence[float], seconds: Mapping[str, float]) -> str:
-    n, short, middle = _gap_counts(gaps, seconds)
+    n, short, middle = gap_counts(gaps, seconds)
     if ttl == "1h":
         return (
             f"1h on every breakpoint: {middle} of {n} idle gaps are 5–60 min, long enough to"
@@ -150,7 +147,7 @@ def mixed_sentence(
     gaps: Sequence[float],
     seconds: Mapping[str, float],
 ) -> str:
-    n, _, middle = _gap_counts(gaps, seconds)
+    n, _, middle = gap_counts(gaps, seconds)
     hour = [f"after {name}" for name, ttl in mixed.marks if ttl == "1h"]
     five = [name for name, ttl in mixed.marks if ttl == "5m"]
     tail = ""

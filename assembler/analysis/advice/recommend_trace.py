@@ -15,7 +15,7 @@ from datetime import datetime
 import numpy as np
 from numpy.typing import NDArray
 
-from assembler.analysis.advice.breakpoint_search import Trace
+from assembler.analysis.advice.breakpoint_search import Floats, Trace
 from assembler.analysis.engine import TTLS, Layout, SessionAssembler
 from assembler.cache.prices.price_clock import PriceContext
 from assembler.cache.prices.price_context import recorded_context
@@ -50,6 +50,38 @@ def lifetimes() -> dict[str, float]:
     out = {ttl: parse_duration(allowed[ttl]).total_seconds() for ttl in TTLS}
     out[FOREVER] = float("inf")
     return out
+
+
+def step_rates(
+    provider: str,
+    models: Sequence[str],
+    totals: Floats,
+    moments: Sequence[datetime],
+    contexts: Sequence[PriceContext],
+) -> tuple[Floats, Floats, dict[str, Floats]]:
+    """USD per token of each request, at its model, time and price context: uncached, read,
+    and written for each lifetime."""
+    safe = np.maximum(totals, 1.0)
+
+    def rate(**kind: bool) -> Floats:
+        return np.array(
+            [
+                price(
+                    provider,
+                    model,
+                    total_input=int(x),
+                    cache_read=int(x) if kind.get("read") else 0,
+                    cache_write=int(x) if kind.get("write") else 0,
+                    write_1h=kind.get("hour", False),
+                    at=at,
+                    context=context,
+                )
+                / x
+                for x, model, at, context in zip(safe, models, moments, contexts, strict=True)
+            ]
+        )
+
+    return rate(), rate(read=True), {"5m": rate(write=True), "1h": rate(write=True, hour=True)}
 
 
 def build_trace(
@@ -135,26 +167,9 @@ def build_trace(
                     alive[ttl][c, t] = times[t] - last < seconds
             written[key] = times[t]
     total = np.array(totals, dtype=float)
-    safe = np.maximum(total, 1.0)
-
-    def rate(**kind: bool) -> np.ndarray:
-        return np.array(
-            [
-                price(
-                    provider,
-                    model,
-                    total_input=int(x),
-                    cache_read=int(x) if kind.get("read") else 0,
-                    cache_write=int(x) if kind.get("write") else 0,
-                    write_1h=kind.get("hour", False),
-                    at=at,
-                    context=context,
-                )
-                / x
-                for x, at, context in zip(safe, moments, contexts, strict=True)
-            ]
-        )
-
+    uncached_rate, read_rate, write_rate = step_rates(
+        provider, [model] * steps, total, moments, contexts
+    )
     # drop a component never emitted ahead of the first uncacheable block
     emitted: NDArray[np.bool_] = np.asarray(cum.any(axis=1), dtype=bool)
     keep = [bool(x) for x in emitted.tolist()]
@@ -163,9 +178,9 @@ def build_trace(
         cum=cum[emitted],
         alive={ttl: a[emitted] for ttl, a in alive.items()},
         total=total,
-        uncached_rate=rate(),
-        read_rate=rate(read=True),
-        write_rate={"5m": rate(write=True), "1h": rate(write=True, hour=True)},
+        uncached_rate=uncached_rate,
+        read_rate=read_rate,
+        write_rate=write_rate,
         output_usd=outputs,
     )
     return trace, StepFacts(tuple(gaps), changed, tuple(trees))

@@ -271,6 +271,20 @@ def budget_candidates(
     return out
 
 
+def billed_at(
+    sessions: Sequence[Session], provider: str | None, model: str | None
+) -> tuple[Session, str, str]:
+    """The first session, and the provider and model the sessions are billed at."""
+    if not sessions:
+        raise UsageError("recommend: no session to learn from")
+    first = sessions[0]
+    return (
+        first,
+        normalize_provider(provider or first.profile.provider),
+        model or first.profile.model,
+    )
+
+
 def only_recorded(session: Session) -> bool:
     """Whether every call of ``session`` is a recorded request, sent as recorded: no layout
     changes anything in it, so there is nothing to recommend."""
@@ -286,11 +300,7 @@ def recommend(
     min_tree_budget: int = MIN_TREE_BUDGET,
 ) -> Recommendation:
     """Search the layouts the design allows for the cheapest bill over ``sessions``."""
-    if not sessions:
-        raise UsageError("recommend: no session to learn from")
-    first = sessions[0]
-    prov = normalize_provider(provider or first.profile.provider)
-    mdl = model or first.profile.model
+    first, prov, mdl = billed_at(sessions, provider, model)
     if only_recorded(first):
         raise UsageError(
             f"{first.source}: every call is a recorded request, sent as recorded; "

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the public names; each loads its module when first used
         hit_bin,
     )
     from assembler.analysis.bill.agreement_summary import Agreement, agreement, agreement_lines
-    from assembler.analysis.bill.billing import SessionCosts, billed_cost, session_costs
+    from assembler.analysis.bill.billing import SessionCosts, billed_cost, billed_usd, session_costs
     from assembler.analysis.bill.measured import (
         MeasuredComparison,
         compare_measured,
@@ -35,6 +35,7 @@ __all__ = [
     "agreement",
     "agreement_lines",
     "billed_cost",
+    "billed_usd",
     "compare_measured",
     "continuity_breaks",
     "fidelity",

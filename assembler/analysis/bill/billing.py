@@ -66,3 +66,8 @@ def session_costs(analysis: SessionAnalysis) -> SessionCosts:
         billed_steps=count,
         steps=len(analysis.steps),
     )
+
+
+def billed_usd(analysis: SessionAnalysis) -> float | None:
+    """What the provider billed for ``analysis``'s session; None where no step has usage."""
+    return session_costs(analysis).billed

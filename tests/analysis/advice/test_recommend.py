@@ -24,6 +24,7 @@ from assembler.analysis.engine.pipeline import SessionAssembler
 from assembler.cli.main import main
 from assembler.design.context import format_time
 from assembler.design.layers import Layer, Placement
+from assembler.errors import UsageError
 from assembler.sessions.generator import generate_session
 from assembler.sessions.loader import load_session, parse_session
 from assembler.sessions.model import Session
@@ -258,12 +259,14 @@ def test_a_folder_is_billed_as_many_sessions_of_one_agent(
     )
 
 
-def test_a_session_of_recorded_requests_is_refused_in_one_line(
+def test_a_session_of_recorded_requests_gets_a_marker_plan_not_a_layout(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["recommend", str(SAMPLES / "imported_claude_code.yaml")]) == 2
-    err = capsys.readouterr().err
-    assert "every call is a recorded request" in err and err.count("\n") == 1
+    assert main(["recommend", str(SAMPLES / "imported_claude_code.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "before  recorded markers" in out and "Keep the recorded markers" in out
+    with pytest.raises(UsageError, match="every call is a recorded request"):
+        recommend([load_session(SAMPLES / "imported_claude_code.yaml")], builtin_layout("seed"))
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
