@@ -95,7 +95,10 @@ def test_batch_reports_a_file_over_its_budget_under_failed(
             time.sleep(1)
         return real(path, **kwargs)
 
+    from assembler.analysis.app import inputs
+
     monkeypatch.setattr(loader, "load_session", stalls)
+    monkeypatch.setattr(inputs, "load_session", stalls)  # a batch opens any input through it
     for name in ("ok.json", "slow.json"):
         (tmp_path / name).write_text(session_json(), "utf-8")
     report = analyze_batch(sorted(tmp_path.iterdir()), Options(file_seconds=20), workers=1)

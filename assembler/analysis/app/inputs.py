@@ -88,7 +88,7 @@ def session_names(target: str) -> list[str]:
     if path.is_dir():
         files = [p for p in path.rglob("*") if _wanted(p) and not _claimed(p)]
         what = "folder"
-    elif path.is_file():
+    elif path.exists():  # a file, or a pipe or device its reader refuses by its kind
         files = [path]
         what = "file"
     elif GLOB_CHARS & set(target):
@@ -184,7 +184,7 @@ def open_session(name: str) -> Opened:
         # the member's own name, so its session id and its subagent files read as unzipped
         return _opened(name, _zip_member_files(archive, inner), inner)
     path = Path(name)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"{name}: cannot read the file: no such file")
     raw = _read(path)
     kind = recognise(name, raw)
