@@ -13,6 +13,7 @@ is told by its first block (an importer keeps each thread's prefix its own).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ from assembler.analysis.engine import SessionAnalysis
 from assembler.sessions.model import LLMCall, RecordedBlock, Session
 
 UNNAMED = "unnamed"
+_NUMBERED = re.compile(r"-\d+$")  # the count a repeated label carries
 # hit-ratio bins: miss below 5 %, full hit from 90 %, partial between
 MISS_BELOW, FULL_FROM = 0.05, 0.90
 
@@ -78,8 +80,7 @@ def continuity_breaks(session: Session) -> Counter[str]:
         thread = blocks[0]
         before = last.get(thread)
         if before is not None and blocks[: len(before)] != before:
-            label = (e.label or UNNAMED).rsplit("-", 1)
-            out[label[0] if len(label) > 1 and label[1].isdigit() else "-".join(label)] += 1
+            out[_NUMBERED.sub("", e.label or UNNAMED)] += 1  # "compaction-2" counts as compaction
         last[thread] = blocks
     return out
 
