@@ -1,9 +1,12 @@
 """Compare and Recommend on a pathological upload, in Debian's chromium: the work stops
 at the app's time budget with one line, and stops as soon as its browser session ends.
 
-The server here has a budget of a few seconds (``INSPECTOR_ANALYSIS_SECONDS``); the
-upload is a valid generated session whose comparison, lint and layout search each take
-longer than that. When the work stops, and why, is read from the server's own log line.
+The upload is a valid generated session whose comparison alone takes about 8 s on this
+two-core machine (measured: 7.8 s quiet, 2.6 s at 3,000 steps). The budget test's server
+has a budget of one second (``INSPECTOR_ANALYSIS_SECONDS``), far below the work on any
+machine CI may run on; the session-end test's server keeps the default budget, so that
+only the browser session's end can stop the work early. When the work stops, and why,
+is read from the server's own log line.
 """
 
 from __future__ import annotations
@@ -21,25 +24,32 @@ from playwright.sync_api import expect
 from assembler.sessions.generator import generate_session, write_session
 from scripts.app_server import running_app
 from tests.browser.test_browser import upload_session
+from ui.work_budget import DEFAULT_SECONDS
 
 pytestmark = pytest.mark.browser
 
-BUDGET = 6.0
-STEPS = 3000  # about 5 MB: a comparison alone takes longer than the budget on two cores
+BUDGET = 1.0
+STEPS = 10_000  # about 17 MB, under the upload limit
 STOPPED = re.compile(
     r"(the [\w ]+) stopped after ([\d.]+) s: (the time budget|its browser session ended)"
 )
 
 
+def _server(name: str, env: dict[str, str]) -> Iterator[tuple[str, Path]]:
+    ARTIFACTS.mkdir(exist_ok=True)
+    log_path = ARTIFACTS / f"server-{name}.log"
+    with log_path.open("wb") as log, running_app(log, env=env) as base:
+        yield base, log_path
+
+
 @pytest.fixture(scope="module")
 def budget_server() -> Iterator[tuple[str, Path]]:
-    ARTIFACTS.mkdir(exist_ok=True)
-    log_path = ARTIFACTS / "server-budget.log"
-    with (
-        log_path.open("wb") as log,
-        running_app(log, env={"INSPECTOR_ANALYSIS_SECONDS": str(BUDGET)}) as base,
-    ):
-        yield base, log_path
+    yield from _server("budget", {"INSPECTOR_ANALYSIS_SECONDS": str(BUDGET)})
+
+
+@pytest.fixture(scope="module")
+def unhurried_server() -> Iterator[tuple[str, Path]]:
+    yield from _server("unhurried", {"INSPECTOR_ANALYSIS_SECONDS": str(DEFAULT_SECONDS)})
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +94,9 @@ def test_the_work_stops_at_the_budget_with_one_line(
 
 
 def test_the_work_stops_when_the_browser_session_ends(
-    budget_server: tuple[str, Path], chromium: Any, pathological: bytes
+    unhurried_server: tuple[str, Path], chromium: Any, pathological: bytes
 ) -> None:
-    base, log = budget_server
+    base, log = unhurried_server
     seen = _count(log)
     context = chromium.new_context(viewport={"width": 1440, "height": 1000})
     tab = context.new_page()
@@ -96,4 +106,5 @@ def test_the_work_stops_when_the_browser_session_ends(
     context.close()  # the browser session ends with its tab
     stops = _stops(log, seen, timeout=BUDGET + 10)
     assert stops and stops[0][2] == "its browser session ended", stops
-    assert stops[0][1] < BUDGET, stops  # before the budget would have stopped it
+    # long before the work would have ended by itself (about 8 s here) or at its budget
+    assert stops[0][1] < 5.0, stops
