@@ -87,11 +87,14 @@ def _bill(
     return usd, read / tokens if tokens else 0.0
 
 
-def _first_half(session: Session) -> Session:
+def _first_half(session: Session) -> Session | None:
     """``session`` up to its middle call: billed, the first half of its steps exactly, as a
-    step is assembled from the events before it."""
+    step is assembled from the events before it. None when that half holds no call (a
+    session of one call), which bills nothing."""
     calls = [i for i, e in enumerate(session.events) if isinstance(e, LLMCall)]
-    return replace(session, events=session.events[: calls[len(calls) // 2]] if calls else ())
+    if len(calls) < 2:
+        return None
+    return replace(session, events=session.events[: calls[len(calls) // 2]])
 
 
 def _bills_less(
@@ -99,8 +102,8 @@ def _bills_less(
 ) -> bool:
     """Whether ``layout`` bills less than ``usd``. No step bills less than nothing, so
     when the first halves already bill as much, the rest is not assembled."""
-    halves = [_first_half(s) for s in sessions]
-    if _bill(halves, layout, provider, model)[0] >= usd:
+    halves = [h for h in map(_first_half, sessions) if h is not None]
+    if halves and _bill(halves, layout, provider, model)[0] >= usd:
         return False
     return _bill(sessions, layout, provider, model)[0] < usd
 

@@ -187,11 +187,21 @@ def test_the_first_half_of_a_session_bills_its_first_steps_exactly(sample: str) 
     from the events before it alone."""
     session = load_session(str(SAMPLES / f"{sample}.yaml"))
     half = _first_half(session)
+    assert half is not None
     for name in BUILTIN_LAYOUTS:
         full = analyze(session, builtin_layout(name)).steps
         part = analyze(half, builtin_layout(name)).steps
         assert 0 < len(part) < len(full)
         assert [s.usd for s in part] == [s.usd for s in full[: len(part)]], name
+
+
+def test_a_session_of_one_call_is_recommended_for_with_its_whole_bill() -> None:
+    """Its first half holds no call (nothing to bill early): the one step is billed whole."""
+    session = parse_session(yaml.safe_dump(generate_session(1, 0)), "one.yaml")
+    assert _first_half(session) is None
+    r = recommend([session], builtin_layout("seed"))
+    assert r.after_usd <= r.before_usd
+    assert r.after_usd == pytest.approx(analyze(session, r.recommended).totals["usd"])
 
 
 def test_a_perturbed_layout_is_led_back_to_the_design_and_says_so() -> None:
