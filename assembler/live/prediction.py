@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from assembler.analysis.bill import billed_cost
-from assembler.analysis.engine import StepAnalysis, analyze
+from assembler.analysis.engine import StepAnalysis, analyze, builtin_layout
 from assembler.cache.prices.pricing import price
 from assembler.cache.store import CacheStore
 from assembler.limits import one_line
@@ -34,6 +34,8 @@ from assembler.sessions.importers.request_logs.requests_log import (
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import Usage
 
+_LAYOUT = builtin_layout("seed")  # read once: a recorded request is replayed under it
+
 
 def _steps(session: _Session, lines: list[dict[str, Any]], store: CacheStore) -> list[StepAnalysis]:
     """``lines`` of ``session`` analysed as a request log, from the cache in ``store``."""
@@ -41,7 +43,7 @@ def _steps(session: _Session, lines: list[dict[str, Any]], store: CacheStore) ->
     records = [Record(i + 1, line, source) for i, line in enumerate(lines)]
     imported = requests_session(records, source, session.name[:200])
     parsed = parse_session(json.dumps(imported.data), source, jsonl=False)
-    return list(analyze(parsed, store=store).steps)
+    return list(analyze(parsed, _LAYOUT, store=store).steps)
 
 
 def _served(session: _Session, k: int) -> bool:
@@ -70,6 +72,9 @@ class _Session:
     base: CacheStore = field(default_factory=CacheStore)
     steps_before: int = 0  # the served lines applied to ``base``: the window's steps follow
     dropped: int = 0  # lines applied to ``base``: line i is lines[i - dropped]
+    # the cache after the last window's analysis, and the line it ended with (absolute)
+    after: CacheStore | None = None
+    after_line: int = -1
 
 
 @dataclass
@@ -181,7 +186,10 @@ class Predictor:
         if session.api != MESSAGES:  # the whole session: OpenAI's cache reads past answers
             return _steps(session, session.lines, CacheStore())[-1]
         self._advance(session)
-        return _steps(session, session.lines, copy.deepcopy(session.base))[-1]
+        store = copy.deepcopy(session.base)
+        step = _steps(session, session.lines, store)[-1]
+        session.after, session.after_line = store, session.dropped + len(session.lines) - 1
+        return step
 
     @staticmethod
     def _advance(session: _Session) -> None:
@@ -198,8 +206,16 @@ class Predictor:
         if not end:
             return
         served = sum(_served(session, k) for k in range(end))
-        if served:
+        if session.after is not None and session.after_line == session.dropped + end:
+            # The last window ended with line ``end``, served: its cache is ``base`` with
+            # the lines before it applied, and ``end`` itself, which the next window
+            # applies again at the same instant; a request repeated at its own time
+            # writes nothing new and refreshes nothing further, so that cache stands in
+            # for the analysis of ``lines[:end]`` it would otherwise take (tested).
+            session.base = session.after
+        elif served:
             _steps(session, lines[:end], session.base)
+        session.after = None
         session.steps_before += served
         del lines[:end], answered[:end]
         session.dropped += end

@@ -97,8 +97,9 @@ class Proxy:
         )
         if self.worker is not None:
             began = time.perf_counter()
-            warmed = asyncio.wrap_future(self.worker.ready)
-            warmed.add_done_callback(
+            await self.worker.connect()
+            assert self.worker.ready is not None
+            self.worker.ready.add_done_callback(
                 lambda _f: print(
                     f"predictions ready ({time.perf_counter() - began:.1f} s)",
                     file=self.out,
