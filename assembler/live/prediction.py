@@ -24,6 +24,7 @@ from assembler.cache.store import CacheStore
 from assembler.limits import one_line
 from assembler.live.routes import MESSAGES, RESPONSES
 from assembler.live.sessions import closest, session_hint
+from assembler.sessions.importers.history import ScaleFit
 from assembler.sessions.importers.records import Record
 from assembler.sessions.importers.request_logs.requests_lines import failure
 from assembler.sessions.importers.request_logs.requests_log import (
@@ -38,10 +39,14 @@ _LAYOUT = builtin_layout("seed")  # read once: a recorded request is replayed un
 
 
 def _steps(session: _Session, lines: list[dict[str, Any]], store: CacheStore) -> list[StepAnalysis]:
-    """``lines`` of ``session`` analysed as a request log, from the cache in ``store``."""
+    """``lines`` of ``session`` analysed as a request log, from the cache in ``store``, its
+    sizes scaled to the bill as fitted so far."""
     source = f"live session {session.name}"
     records = [Record(i + 1, line, source) for i, line in enumerate(lines)]
     imported = requests_session(records, source, session.name[:200])
+    scales = session.fit.scales()
+    if scales:
+        imported.data["session"]["token_scale"] = scales
     parsed = parse_session(json.dumps(imported.data), source, jsonl=False)
     return list(analyze(parsed, _LAYOUT, store=store).steps)
 
@@ -75,6 +80,8 @@ class _Session:
     # the cache after the last window's analysis, and the line it ended with (absolute)
     after: CacheStore | None = None
     after_line: int = -1
+    # per model, the billed input against the input counted for the requests answered so far
+    fit: ScaleFit = field(default_factory=ScaleFit)
 
 
 @dataclass
@@ -83,6 +90,21 @@ class _Pending:
     index: int  # of its line in the session
     api: str
     step: StepAnalysis | None
+    scale: float  # the factor its sizes were counted at
+
+
+def _fit(session: _Session, pending: _Pending, usage: Usage) -> None:
+    """Add an answered request to its session's fit: what the provider billed for its
+    input against what was counted for it (unscaled). The proxy sees the whole request,
+    so whole inputs are compared, not the growth the transcript importers fit on."""
+    step = pending.step
+    billed = usage.input + usage.cache_read + usage.cache_write
+    if step is None or billed <= 0:
+        return
+    fit = session.fit
+    counted = round(step.tokens["total"] / pending.scale)
+    fit.billed[step.model] = fit.billed.get(step.model, 0) + billed
+    fit.counted[step.model] = fit.counted.get(step.model, 0) + counted
 
 
 def _miss(step: StepAnalysis) -> tuple[str | None, str | None]:
@@ -165,7 +187,8 @@ class Predictor:
             return {"status": "failed", "why": one_line(f"{type(exc).__name__}: {exc}", 300)}
         session.last_blocks = blocks
         index = session.dropped + len(session.lines) - 1
-        self._pending[exchange] = _Pending(session, index, api, step)
+        scale = session.fit.scales().get(step.model, 1.0)
+        self._pending[exchange] = _Pending(session, index, api, step, scale)
         short, sentence = _miss(step)
         return {
             "status": "ready",
@@ -179,6 +202,7 @@ class Predictor:
             "miss": short,
             "miss_sentence": sentence,
             "usd_input": step.usd,
+            "scale": scale,
             "ms": round((time.perf_counter() - started) * 1000, 2),
         }
 
@@ -234,6 +258,8 @@ class Predictor:
         if got is None or pending.step is None:
             return {}
         usage = Usage(**got)
+        if session.lines[index]["status"] < 400:
+            _fit(session, pending, usage)
         step = pending.step
         billed = billed_cost(replace(step, measured=usage))
 
