@@ -15,6 +15,11 @@ from ui import step_blocks
 from ui.html import literal, md
 
 PICKED = "live_request"
+PINNED = "_live_request_pinned"  # a request the user picked; else the newest is followed
+
+
+def _pin() -> None:
+    st.session_state[PINNED] = True
 
 
 def _label(number: int, row: LiveRow) -> str:
@@ -36,7 +41,7 @@ def _numbers(row: LiveRow, s: Any) -> None:
     m[2].metric("Uncached", f"{s.uncached:,}")
     billed = (row.billed_read, row.billed_write, row.billed_uncached)
     m[3].metric(
-        "Billed r / w / u",
+        "Provider's r / w / u",
         " / ".join(f"{x:,}" if x is not None else "?" for x in billed),
         help="what the provider billed for this request",
     )
@@ -50,14 +55,16 @@ def request_step(follower: LogFollower, rows: list[LiveRow]) -> None:
     numbered = {r.at: n for n, r in enumerate(follower.rows, 1)}
     by_label = {_label(numbered.get(r.at, 0), r): r for r in reversed(model_calls)}
     labels = list(by_label)  # the latest first
-    if st.session_state.get(PICKED) not in by_label:
-        st.session_state[PICKED] = labels[0]
+    picked = st.session_state.get(PICKED)
+    if picked == labels[0] or picked not in by_label or not st.session_state.get(PINNED):
+        st.session_state[PICKED], st.session_state[PINNED] = labels[0], False
     st.markdown("#### :material/stacks: A request as its step")
     chosen = st.selectbox(
         "Request",
         labels,
         key=PICKED,
-        help="numbered as the log's lines; its session's requests up to it, analysed as "
+        on_change=_pin,
+        help="the newest is followed until another is picked; numbered as the log's lines; its session's requests up to it, analysed as "
         "analyze reads the log",
     )
     row = by_label[chosen]
