@@ -68,7 +68,9 @@ def test_a_recorded_session_driven_through_the_proxy(proxy: RunningProxy, tmp_pa
     assert _check(lines, tmp_path) == sent
     assert len({x["session"] for x in lines}) == 1
     reads = [x["prediction"]["read"] for x in lines]
-    assert reads[0] == 0 and max(reads) > 4000  # a cold start, then reads from the cache
+    assert reads[0] == 0 and max(reads) > 1000  # a cold start, then reads from the cache
+    # the fake bills every request 1,812 tokens: the sizes shrink to what it bills
+    assert lines[0]["prediction"]["scale"] == 1.0 and lines[-1]["prediction"]["scale"] < 1
 
 
 def _tool(name: str) -> dict[str, Any]:
