@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from assembler.live.follow import LiveRow, LogFollower, live_totals
-from ui import page
+from ui import live_view, page
 from ui.html import literal
 
 SHOWN = 500  # the latest rows drawn; the totals count them all
@@ -26,6 +25,7 @@ COLUMNS = {
     "billed_uncached": "billed uncached",
     "agrees": "as predicted",
     "billed_usd": "billed $",
+    "scale": "sizes ×",
     "miss": "miss or note",
     "error": "error",
 }
@@ -43,7 +43,7 @@ def _follower(path: Path) -> LogFollower:
 
 
 def _frame(rows: list[LiveRow]) -> pd.DataFrame:
-    latest = [asdict(r) for r in reversed(rows[-SHOWN:])]
+    latest = [{k: getattr(r, k) for k in COLUMNS} for r in reversed(rows[-SHOWN:])]
     frame = pd.DataFrame(latest, columns=list(COLUMNS)) if latest else pd.DataFrame()
     return frame.rename(columns=COLUMNS)
 
@@ -81,7 +81,13 @@ def follow(path: Path) -> None:
     c[4].metric("Without caching", _money(t.no_cache_usd))
     st.dataframe(_frame(rows), hide_index=True, key="live_rows")
     if follower.skipped:
-        st.caption(f"{follower.skipped:,} lines that are not capture lines were skipped.")
+        st.caption(
+            literal(
+                f"{follower.skipped:,} lines that are not model calls were skipped "
+                f"(the first at {follower.first_skipped})."
+            )
+        )
+    live_view.request_step(follower, rows)
 
 
 def body() -> None:

@@ -1,5 +1,10 @@
 """Following a proxy's capture log as it grows: each new whole line read once, as a row of
-predicted against billed, and the running billed / simulated / no-cache cost."""
+predicted against billed, and the running billed / simulated / no-cache cost.
+
+A line's request and response are read by the request-log importer's ``read_exchange``, as
+``analyze`` reads the log later; the proxy's own fields (session, prediction, bill) beside
+them. Each row keeps where its line is in the file, so a request's step can be read back.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from assembler.errors import UsageError
+from assembler.sessions.importers.request_logs.exchange import (
+    Exchange,
+    ExchangeError,
+    read_exchange,
+)
 
 _READ_AT_MOST = 256 * 1024 * 1024  # a poll reads this much of a fast-growing log at most
 
@@ -18,7 +28,7 @@ class LiveRow:
     time: str
     session: str
     model: str
-    request: str  # method and path
+    request: str  # the path
     status: int | None
     prediction: str  # ready, late, failed, none; "" for a path not predicted
     predicted_read: int | None
@@ -33,6 +43,9 @@ class LiveRow:
     simulated_usd: float | None
     no_cache_usd: float | None
     error: str
+    scale: float | None = None  # the size factor the prediction counted at
+    at: tuple[int, int] = (0, 0)  # the line's offset and length in the log
+    started: str = ""  # the request's timestamp as written: the session's order
 
 
 def _int(value: Any) -> int | None:
@@ -51,22 +64,25 @@ def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def live_row(line: dict[str, Any]) -> LiveRow:
-    request, response = _map(line.get("request")), _map(line.get("response"))
+def _time(value: Any) -> str:
+    return value[11:19] if isinstance(value, str) else ""
+
+
+def live_row(line: dict[str, Any], exchange: Exchange, at: tuple[int, int] = (0, 0)) -> LiveRow:
+    """The row of a capture line whose exchange ``read_exchange`` read."""
     p, b = _map(line.get("prediction")), _map(line.get("billed"))
-    body = _map(request.get("body"))
-    url = _text(request.get("url"))
+    url = exchange.url or ""
     path = "/" + url.split("://", 1)[-1].split("/", 1)[-1].split("?", 1)[0] if url else ""
     ready = p.get("status") == "ready"
     read, write = _int(p.get("read")), _int(p.get("write"))
     billed = (_int(b.get("read")), _int(b.get("write")))
     agrees = (read, write) == billed if ready and billed[0] is not None else None
     return LiveRow(
-        time=_text(request.get("timestamp"))[11:19],
+        time=_time(exchange.timestamp),
         session=_text(line.get("session")),
-        model=_text(p.get("model")) or _text(body.get("model")),
-        request=f"{_text(request.get('method'))} {path}".strip(),
-        status=_int(response.get("status_code")),
+        model=_text(p.get("model")) or _text(exchange.request.get("model")),
+        request=path,
+        status=exchange.status,
         prediction=_text(p.get("status")),
         predicted_read=read if ready else None,
         predicted_write=write if ready else None,
@@ -80,6 +96,9 @@ def live_row(line: dict[str, Any]) -> LiveRow:
         simulated_usd=_usd(b.get("simulated_usd")),
         no_cache_usd=_usd(b.get("no_cache_usd")),
         error=_text(line.get("error")),
+        scale=_usd(p.get("scale")),
+        at=at,
+        started=str(exchange.timestamp),
     )
 
 
@@ -90,7 +109,8 @@ class LogFollower:
     path: Path
     offset: int = 0
     rows: list[LiveRow] = field(default_factory=list)
-    skipped: int = 0  # lines that are not capture lines
+    skipped: int = 0  # lines that are not capture lines of a model call
+    first_skipped: str = ""  # why the first of them was
 
     def poll(self) -> list[LiveRow]:
         """The rows of the lines written since the last poll (also kept in ``rows``)."""
@@ -104,18 +124,40 @@ class LogFollower:
             raise UsageError(f"{self.path}: cannot read the proxy log ({exc.strerror})") from None
         end = chunk.rfind(b"\n") + 1
         new = []
-        for raw in chunk[:end].splitlines():
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                line = None
-            if isinstance(line, dict) and isinstance(line.get("request"), dict):
-                new.append(live_row(line))
-            elif raw.strip():
-                self.skipped += 1
+        start = 0
+        while start < end:
+            stop = chunk.index(b"\n", start) + 1
+            row = self._row(chunk[start:stop], (self.offset + start, stop - start))
+            if row is not None:
+                new.append(row)
+            start = stop
         self.offset += end
         self.rows.extend(new)
         return new
+
+    def _row(self, raw: bytes, at: tuple[int, int]) -> LiveRow | None:
+        if not raw.strip():
+            return None
+        try:
+            line = json.loads(raw)
+            if not isinstance(line, dict):
+                raise ExchangeError("expected a captured exchange as a JSON object")
+            return live_row(line, read_exchange(line), at)
+        except (ValueError, RecursionError) as exc:  # ExchangeError is a ValueError
+            self.skipped += 1
+            if not self.first_skipped:
+                why = str(exc) if isinstance(exc, ExchangeError) else "not JSON"
+                self.first_skipped = f"byte {at[0]:,}: {why[:200]}"
+            return None
+
+    def lines(self, rows: list[LiveRow]) -> list[dict[str, Any]]:
+        """The capture lines of ``rows``, read back from the log."""
+        out = []
+        with self.path.open("rb") as f:
+            for row in rows:
+                f.seek(row.at[0])
+                out.append(json.loads(f.read(row.at[1])))
+        return out
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from assembler.analysis.bill import billed_cost
-from assembler.analysis.engine import StepAnalysis, analyze
+from assembler.analysis.engine import StepAnalysis, analyze, builtin_layout
 from assembler.cache.prices.pricing import price
 from assembler.cache.store import CacheStore
 from assembler.limits import one_line
 from assembler.live.routes import MESSAGES, RESPONSES
 from assembler.live.sessions import closest, session_hint
+from assembler.sessions.importers.history import ScaleFit
 from assembler.sessions.importers.records import Record
 from assembler.sessions.importers.request_logs.requests_lines import failure
 from assembler.sessions.importers.request_logs.requests_log import (
@@ -34,14 +35,20 @@ from assembler.sessions.importers.request_logs.requests_log import (
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import Usage
 
+_LAYOUT = builtin_layout("seed")  # read once: a recorded request is replayed under it
+
 
 def _steps(session: _Session, lines: list[dict[str, Any]], store: CacheStore) -> list[StepAnalysis]:
-    """``lines`` of ``session`` analysed as a request log, from the cache in ``store``."""
+    """``lines`` of ``session`` analysed as a request log, from the cache in ``store``, its
+    sizes scaled to the bill as fitted so far."""
     source = f"live session {session.name}"
     records = [Record(i + 1, line, source) for i, line in enumerate(lines)]
     imported = requests_session(records, source, session.name[:200])
+    scales = session.fit.scales()
+    if scales:
+        imported.data["session"]["token_scale"] = scales
     parsed = parse_session(json.dumps(imported.data), source, jsonl=False)
-    return list(analyze(parsed, store=store).steps)
+    return list(analyze(parsed, _LAYOUT, store=store).steps)
 
 
 def _served(session: _Session, k: int) -> bool:
@@ -70,6 +77,11 @@ class _Session:
     base: CacheStore = field(default_factory=CacheStore)
     steps_before: int = 0  # the served lines applied to ``base``: the window's steps follow
     dropped: int = 0  # lines applied to ``base``: line i is lines[i - dropped]
+    # the cache after the last window's analysis, and the line it ended with (absolute)
+    after: CacheStore | None = None
+    after_line: int = -1
+    # per model, the billed input against the input counted for the requests answered so far
+    fit: ScaleFit = field(default_factory=ScaleFit)
 
 
 @dataclass
@@ -78,6 +90,21 @@ class _Pending:
     index: int  # of its line in the session
     api: str
     step: StepAnalysis | None
+    scale: float  # the factor its sizes were counted at
+
+
+def _fit(session: _Session, pending: _Pending, usage: Usage) -> None:
+    """Add an answered request to its session's fit: what the provider billed for its
+    input against what was counted for it (unscaled). The proxy sees the whole request,
+    so whole inputs are compared, not the growth the transcript importers fit on."""
+    step = pending.step
+    billed = usage.input + usage.cache_read + usage.cache_write
+    if step is None or billed <= 0:
+        return
+    fit = session.fit
+    counted = round(step.tokens["total"] / pending.scale)
+    fit.billed[step.model] = fit.billed.get(step.model, 0) + billed
+    fit.counted[step.model] = fit.counted.get(step.model, 0) + counted
 
 
 def _miss(step: StepAnalysis) -> tuple[str | None, str | None]:
@@ -160,7 +187,8 @@ class Predictor:
             return {"status": "failed", "why": one_line(f"{type(exc).__name__}: {exc}", 300)}
         session.last_blocks = blocks
         index = session.dropped + len(session.lines) - 1
-        self._pending[exchange] = _Pending(session, index, api, step)
+        scale = session.fit.scales().get(step.model, 1.0)
+        self._pending[exchange] = _Pending(session, index, api, step, scale)
         short, sentence = _miss(step)
         return {
             "status": "ready",
@@ -174,6 +202,7 @@ class Predictor:
             "miss": short,
             "miss_sentence": sentence,
             "usd_input": step.usd,
+            "scale": scale,
             "ms": round((time.perf_counter() - started) * 1000, 2),
         }
 
@@ -181,7 +210,10 @@ class Predictor:
         if session.api != MESSAGES:  # the whole session: OpenAI's cache reads past answers
             return _steps(session, session.lines, CacheStore())[-1]
         self._advance(session)
-        return _steps(session, session.lines, copy.deepcopy(session.base))[-1]
+        store = copy.deepcopy(session.base)
+        step = _steps(session, session.lines, store)[-1]
+        session.after, session.after_line = store, session.dropped + len(session.lines) - 1
+        return step
 
     @staticmethod
     def _advance(session: _Session) -> None:
@@ -198,8 +230,16 @@ class Predictor:
         if not end:
             return
         served = sum(_served(session, k) for k in range(end))
-        if served:
+        if session.after is not None and session.after_line == session.dropped + end:
+            # The last window ended with line ``end``, served: its cache is ``base`` with
+            # the lines before it applied, and ``end`` itself, which the next window
+            # applies again at the same instant; a request repeated at its own time
+            # writes nothing new and refreshes nothing further, so that cache stands in
+            # for the analysis of ``lines[:end]`` it would otherwise take (tested).
+            session.base = session.after
+        elif served:
             _steps(session, lines[:end], session.base)
+        session.after = None
         session.steps_before += served
         del lines[:end], answered[:end]
         session.dropped += end
@@ -218,6 +258,8 @@ class Predictor:
         if got is None or pending.step is None:
             return {}
         usage = Usage(**got)
+        if session.lines[index]["status"] < 400:
+            _fit(session, pending, usage)
         step = pending.step
         billed = billed_cost(replace(step, measured=usage))
 

@@ -97,8 +97,9 @@ class Proxy:
         )
         if self.worker is not None:
             began = time.perf_counter()
-            warmed = asyncio.wrap_future(self.worker.ready)
-            warmed.add_done_callback(
+            await self.worker.connect()
+            assert self.worker.ready is not None
+            self.worker.ready.add_done_callback(
                 lambda _f: print(
                     f"predictions ready ({time.perf_counter() - began:.1f} s)",
                     file=self.out,
@@ -140,10 +141,35 @@ class Proxy:
             exchange.error = one_line(f"proxy error: {type(exc).__name__}: {exc}", 300)
             print(f"error: {exchange.error}", file=sys.stderr, flush=True)
             response = web.Response(status=502, body=_error_body(api, exchange.error))
-        task = asyncio.create_task(self._finish(exchange_id, api, exchange, prediction))
+        # the bill goes to the worker before the loop reads the client's next request, so a
+        # conversation's next prediction is counted at the factor this answer brings
+        response_summary = (
+            _response_summary(exchange)
+            if exchange.streaming or exchange.size <= _INLINE_SUMMARY
+            else await asyncio.to_thread(_response_summary, exchange)
+        )
+        settled = self._settle(exchange_id, exchange, prediction, response_summary)
+        task = asyncio.create_task(
+            self._finish(api, exchange, prediction, response_summary, settled)
+        )
         self._tasks.add(task)
         task.add_done_callback(self._finished)
         return response
+
+    def _settle(
+        self,
+        exchange_id: int,
+        exchange: Exchange,
+        prediction: asyncio.Future[dict[str, Any]] | None,
+        response: dict[str, Any] | None,
+    ) -> asyncio.Future[dict[str, Any]] | None:
+        """The response told to the worker (even when its prediction comes late)."""
+        if prediction is None or self.worker is None:
+            return None
+        try:
+            return self.worker.settle(exchange_id, exchange.status, response or {})
+        except RuntimeError:
+            return None
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -234,19 +260,19 @@ class Proxy:
 
     async def _finish(
         self,
-        exchange_id: int,
         api: str | None,
         exchange: Exchange,
         prediction: asyncio.Future[dict[str, Any]] | None,
+        response: dict[str, Any] | None,
+        settled: asyncio.Future[dict[str, Any]] | None,
     ) -> None:
-        response = await asyncio.to_thread(_response_summary, exchange)
         billed: dict[str, Any] = {}
         predicted: dict[str, Any] = {}
         if api in PREDICTED and response is not None:
             billed = dict(measured(api, response) or {})
             billed = {_BILLED.get(k, k): v for k, v in billed.items()}
         if prediction is not None:
-            predicted, priced = await self._prediction(exchange_id, exchange, prediction, response)
+            predicted, priced = await self._prediction(prediction, settled)
             billed.update(priced if billed else {})
             exchange.extra["session"] = predicted.get("session")
             exchange.extra["prediction"] = predicted
@@ -269,10 +295,8 @@ class Proxy:
 
     async def _prediction(
         self,
-        exchange_id: int,
-        exchange: Exchange,
         prediction: asyncio.Future[dict[str, Any]],
-        response: dict[str, Any] | None,
+        settled: asyncio.Future[dict[str, Any]] | None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """The prediction if ready in time, and the bill priced beside it."""
         wait = self.config.prediction_wait
@@ -280,14 +304,7 @@ class Proxy:
             predicted = await asyncio.wait_for(asyncio.shield(prediction), wait)
         except TimeoutError:
             predicted = {"status": "late", "why": f"not ready {wait:g} s after the response ended"}
-        if self.worker is None:
-            return predicted, {}
-        try:
-            # the worker learns the response even when the prediction came late
-            settled = self.worker.settle(exchange_id, exchange.status, response or {})
-        except RuntimeError:
-            return predicted, {}
-        if predicted.get("status") != "ready":
+        if settled is None or predicted.get("status") != "ready":
             return predicted, {}
         try:
             return predicted, await asyncio.wait_for(asyncio.shield(settled), wait)
@@ -295,6 +312,7 @@ class Proxy:
             return predicted, {}
 
 
+_INLINE_SUMMARY = 256 * 1024  # a JSON response larger than this is parsed off the loop
 _BILLED = {"cache_read": "read", "cache_write": "write", "cache_write_1h": "write_1h"}
 _BILLED["input"] = "uncached"
 

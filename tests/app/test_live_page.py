@@ -101,3 +101,98 @@ def test_one_session_of_several(tmp_path: Path) -> None:
     at.selectbox(key="live_session").select("s2").run()
     assert not at.exception
     assert {m.label: m.value for m in at.metric}["Requests"] == "2"
+
+
+SYSTEM = [
+    {"type": "text", "text": "You are careful. " * 400, "cache_control": {"type": "ephemeral"}}
+]
+
+
+def call(n: int, tools: list[dict[str, Any]], session: str = "s1") -> str:
+    """A capture line of turn ``n`` of a conversation, answered, as the proxy writes it."""
+    messages: list[dict[str, Any]] = []
+    for i in range(1, n + 1):
+        messages.append({"role": "user", "content": f"question {i}: " + "why? " * 50})
+        if i < n:
+            messages.append({"role": "assistant", "content": f"answer {i}"})
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 8, "system": SYSTEM, "messages": messages}
+    if tools:
+        body["tools"] = tools
+    return line(
+        n,
+        request={
+            "timestamp": f"2026-12-01T10:00:0{n}+00:00",
+            "method": "POST",
+            "url": "https://api.anthropic.com/v1/messages",
+            "headers": {},
+            "body": body,
+        },
+        response={
+            "timestamp": "",
+            "status_code": 200,
+            "headers": {},
+            "body": {"type": "message", "usage": {"input_tokens": 10, "output_tokens": 2}},
+        },
+        session=session,
+        prediction={
+            "status": "ready",
+            "model": "claude-sonnet-4-5",
+            "read": 0,
+            "write": 0,
+            "uncached": 0,
+            "miss": None,
+            "scale": 1.0,
+        },
+    )
+
+
+def tool(name: str) -> dict[str, Any]:
+    return {"name": name, "description": f"The {name} tool.", "input_schema": {"type": "object"}}
+
+
+def html_of(at: AppTest) -> str:
+    return "".join(h.proto.body for h in at.get("html"))
+
+
+def test_any_request_as_its_step_with_the_diff_against_the_one_before(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(call(1, [tool("read")]) + call(2, [tool("read")]))
+    at = open_page(log)
+    assert not at.exception
+    picker = at.selectbox(key="live_request")
+    assert len(picker.options) == 2 and picker.value.startswith("#2 · 10:00:02")  # the latest first
+    assert any("Step 2 of session s1" in c.value for c in at.caption)
+    assert "cai-stack" in html_of(at) or "cai-block" in html_of(at)
+    # a request written while the page is open: a tool inserted before the first
+    with log.open("a") as f:
+        f.write(call(3, [tool("grep"), tool("read")]))
+    at.run()
+    picker = at.selectbox(key="live_request")
+    assert len(picker.options) == 3
+    picker.select(picker.options[0]).run()  # the list's first: the newest
+    assert any("Step 3 of session s1" in c.value for c in at.caption)
+    assert any("tools" in w.value for w in at.warning)  # the miss, named
+    blocks = at.selectbox(key="block_text_choice")
+    assert blocks.value == "tools[0] grep"  # the changed block first
+    blocks.select("system[0]").run()
+    assert "no line changed since the previous step" in html_of(at)
+    at.selectbox(key="block_text_choice").select("tools[0] grep").run()
+    page = html_of(at)
+    assert "cai-diffsum" in page and "The grep tool." in page.split('class="cai-diff"')[1]
+    # an earlier request: its step, from the lines before it only
+    at.selectbox(key="live_request").select(at.selectbox(key="live_request").options[2]).run()
+    assert any("Step 1 of session s1" in c.value for c in at.caption)
+    assert not at.exception
+
+
+def test_a_failed_call_has_no_step(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    failed = json.loads(call(2, []))
+    failed["response"] = {
+        "status_code": 500,
+        "body": {"type": "error", "error": {"type": "api_error"}},
+    }
+    log.write_text(call(1, []) + json.dumps(failed) + "\n")
+    at = open_page(log)
+    assert not at.exception
+    assert "failed" in at.info[0].value

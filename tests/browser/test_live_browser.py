@@ -1,8 +1,10 @@
 """The Live page in Debian's chromium, following a running proxy: requests sent through it
-by the official SDK appear without a reload."""
+by the official SDK appear without a reload, and any of them opens as its step with the
+diff against the request before."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -54,5 +56,31 @@ def test_requests_appear_as_they_pass_the_proxy(server: str, tab: Any, tmp_path:
             expect(metric(tab, "Requests")).to_have_text("2")  # no reload in between
             expect(tab.locator('[data-testid="stDataFrame"]')).to_be_visible()
             expect(metric(tab, "Billed")).not_to_have_text("$0.0000")
+            # the latest request as its step, a tool added before it: the miss and the diff
+            messages += [
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "and now?"},
+            ]
+            client.messages.create(
+                model="claude-sonnet-4-5",
+                max_tokens=8,
+                system=SYSTEM,
+                messages=messages,
+                tools=[
+                    {"name": "grep", "description": "Searches.", "input_schema": {"type": "object"}}
+                ],
+            )
+            expect(metric(tab, "Requests")).to_have_text("3")
+            picker = tab.get_by_role("combobox", name="Request")
+            expect(picker).to_have_value(re.compile("^#3 · "))  # the newest, followed
+            expect(tab.get_by_text("Step 3 of session", exact=False)).to_be_visible()
+            block = tab.get_by_role("combobox", name="Block")
+            expect(block).to_have_value("tools[0] grep")  # the changed block first
+            diff = tab.locator(".cai-diff")
+            expect(diff).to_contain_text("Searches.")
+            # an earlier request, picked: its own step
+            picker.click()
+            tab.get_by_role("option", name="#1 ·", exact=False).click()
+            expect(tab.get_by_text("Step 1 of session", exact=False)).to_be_visible()
     finally:
         upstream.close()

@@ -9,16 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_reader import as_request_log
+from captured import analysed, predicted_lines
 from fake_upstream import _anthropic_events, _chat_events, _responses_events
 
-from assembler.analysis.engine import analyze, import_session
 from assembler.live.prediction import Predictor
 from assembler.live.redaction import redacted_headers, redacted_url
 from assembler.live.routes import ANTHROPIC_API, OPENAI_API, RouteError, Upstreams, api_of
 from assembler.live.sessions import continues, session_hint
 from assembler.live.streams import MAX_LINE, ResponseWatcher
-from assembler.sessions.loader import parse_session
 
 BILL = {"input": 3, "cache_read": 900, "cache_write": 120, "write_1h": 100, "output": 9}
 
@@ -141,10 +139,11 @@ def test_predictions_equal_analyze_across_a_lapsed_cache_and_a_failed_call(tmp_p
         p = predictor.predict(n, "anthropic-messages", url, at, body, {})
         failed = n == 5
         status = 500 if failed else 200
+        # billed as counted: the sizes stay at a factor of 1
         response = (
             {"type": "error", "error": {"type": "api_error"}}
             if failed
-            else {"usage": {"input_tokens": 1}}
+            else {"usage": {"input_tokens": p["total"]}}
         )
         predictor.settle(n, status, response)
         lines.append(
@@ -155,9 +154,7 @@ def test_predictions_equal_analyze_across_a_lapsed_cache_and_a_failed_call(tmp_p
                 "prediction": p,
             }
         )
-    log = as_request_log(lines, tmp_path / "log.jsonl")
-    imported = import_session("requests", log)
-    steps = analyze(parse_session(json.dumps(imported.data), "log", jsonl=False)).steps
+    steps = analysed(lines, tmp_path / "log.jsonl")
     kept = [x["prediction"] for x in lines if x["response"]["status_code"] == 200]
     assert len(steps) == len(kept) == 5  # the failed call is not in the cache's history
     for p, s in zip(kept, steps, strict=True):
@@ -185,11 +182,12 @@ def test_windowed_predictions_equal_the_whole_analysis(name: str, tmp_path: Path
         body["model"] = "claude-sonnet-4-5"
         at = assembled.step.at
         p = predictor.predict(n, "anthropic-messages", url, at, json.dumps(body).encode(), {})
-        predictor.settle(n, 200, {"usage": {"input_tokens": 1}})
+        response = {"usage": {"input_tokens": p["total"]}}  # billed as counted: a factor of 1
+        predictor.settle(n, 200, response)
         lines.append(
             {
                 "request": {"timestamp": at.isoformat(), "url": url, "body": body},
-                "response": {"status_code": 200, "body": {"usage": {"input_tokens": 1}}},
+                "response": {"status_code": 200, "body": response},
                 "session": p["session"],
                 "prediction": p,
             }
@@ -197,14 +195,12 @@ def test_windowed_predictions_equal_the_whole_analysis(name: str, tmp_path: Path
     assert len(lines) > 5
     checked = 0
     for name in {x["session"] for x in lines}:  # a subagent is a session of its own
-        log = as_request_log(lines, tmp_path / "log.jsonl", name)
-        imported = import_session("requests", log)
-        steps = analyze(parse_session(json.dumps(imported.data), "log", jsonl=False)).steps
-        mine = [x for x in lines if x["session"] == name]
+        mine = predicted_lines(lines, name)
+        steps = analysed(mine, tmp_path / "log.jsonl")
         assert len(steps) == len(mine)
         for line, s in zip(mine, steps, strict=True):
             p = line["prediction"]
-            assert p["step"] == s.step
+            assert p["step"] == s.step and p["scale"] == 1.0
             assert (p["read"], p["write"], p["uncached"]) == (s.read, s.write, s.uncached)
             assert p["miss"] == (
                 None if s.miss is None else f"{s.miss.component} ({s.miss.reason})"

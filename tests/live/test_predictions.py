@@ -1,5 +1,6 @@
 """Predictions made beside the forward equal what ``analyze`` computes for the same log
-afterwards, session by session; sessions are told apart as the provider's cache would."""
+afterwards, session by session, at the size factor each was counted at; sessions are told
+apart as the provider's cache would; the sizes follow the bill as it arrives."""
 
 from __future__ import annotations
 
@@ -10,18 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
-from capture_reader import as_request_log
+from captured import analysed, predicted_lines
 from fake_upstream import FakeUpstream
 from proxy_process import RunningProxy, running_proxy
 
-from assembler.analysis.engine import (
-    SessionAssembler,
-    analyze,
-    builtin_layout,
-    import_session,
-    request_json,
-)
-from assembler.sessions.loader import load_session, parse_session
+from assembler.analysis.engine import SessionAssembler, builtin_layout, request_json
+from assembler.sessions.loader import load_session
 from scripts.app_server import ROOT
 
 
@@ -41,26 +36,19 @@ def _post(proxy: RunningProxy, path: str, body: dict[str, Any]) -> None:
         assert r.status_code == 200, r.text
 
 
-def _analysed(lines: list[dict[str, Any]], session: str, tmp: Path) -> list[Any]:
-    log = as_request_log(lines, tmp / f"{session}.jsonl", session)
-    imported = import_session("requests", log)
-    return list(analyze(parse_session(json.dumps(imported.data), str(log), jsonl=False)).steps)
-
-
 def _check(lines: list[dict[str, Any]], tmp: Path) -> int:
-    """Every prediction against the analysis of its session's lines; the steps checked."""
+    """Every prediction against the analysis of its session's log up to it, the sizes at
+    the factor it was counted at (the fake's bill moves it); the steps checked."""
     sessions = {x["session"] for x in lines if x.get("prediction", {}).get("status") == "ready"}
     checked = 0
     for name in sorted(sessions):
-        mine = sorted(
-            (x for x in lines if x.get("session") == name), key=lambda x: x["request"]["timestamp"]
-        )
-        steps = _analysed(mine, name, tmp)
-        served = [x for x in mine if x["response"]["status_code"] < 400]  # as the importer reads
-        assert len(steps) == len(served)
-        for line, step in zip(served, steps, strict=True):
+        mine = predicted_lines(lines, name)
+        for k, line in enumerate(mine):
+            if line["response"]["status_code"] >= 400:
+                continue  # not a step: the importer leaves a failed call out
             p = line["prediction"]
             assert p["status"] == "ready", p
+            step = analysed(mine[: k + 1], tmp / "log.jsonl", {p["model"]: p["scale"]})[-1]
             assert (p["read"], p["write"], p["uncached"]) == (step.read, step.write, step.uncached)
             miss = None if step.miss is None else f"{step.miss.component} ({step.miss.reason})"
             assert p["miss"] == miss
@@ -80,7 +68,9 @@ def test_a_recorded_session_driven_through_the_proxy(proxy: RunningProxy, tmp_pa
     assert _check(lines, tmp_path) == sent
     assert len({x["session"] for x in lines}) == 1
     reads = [x["prediction"]["read"] for x in lines]
-    assert reads[0] == 0 and max(reads) > 4000  # a cold start, then reads from the cache
+    assert reads[0] == 0 and max(reads) > 1000  # a cold start, then reads from the cache
+    # the fake bills every request 1,812 tokens: the sizes shrink to what it bills
+    assert lines[0]["prediction"]["scale"] == 1.0 and lines[-1]["prediction"]["scale"] < 1
 
 
 def _tool(name: str) -> dict[str, Any]:
@@ -175,3 +165,57 @@ def test_clients_at_once_each_prediction_stays_with_its_own_request(
     for x in lines:
         by_agent.setdefault(x["request"]["headers"]["x-agent"], set()).add(x["session"])
     assert all(len(s) == 1 for s in by_agent.values()) and len(by_agent) == 3
+
+
+def test_the_sizes_follow_the_bill_as_it_arrives(
+    proxy: RunningProxy, upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    """A provider whose tokenizer counts 1.2 tokens for each of ours: from the first answer
+    on, the predicted read, write and uncached tokens are the ones it bills."""
+    start = len(proxy.lines())
+    system = [
+        {
+            "type": "text",
+            "text": "You are a careful agent. " * 500,
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
+    bodies, messages = [], []
+    for turn in range(5):
+        messages = [*messages, {"role": "user", "content": f"turn {turn} " + "look closer. " * 80}]
+        bodies.append(
+            {"model": "claude-sonnet-4-5", "max_tokens": 8, "system": system, "messages": messages}
+        )
+        messages = [*messages, {"role": "assistant", "content": f"answer {turn}"}]
+    # what that provider bills: the requests analysed with its sizes, in advance
+    now = "2026-12-01T10:00:0{}+00:00"
+    drafted = [
+        {
+            "request": {"timestamp": now.format(i), "url": "/v1/messages", "body": b},
+            "response": {"status_code": 200, "body": {"usage": {"input_tokens": 1}}},
+        }
+        for i, b in enumerate(bodies)
+    ]
+    bills = analysed(drafted, tmp_path / "provider.jsonl", {"claude-sonnet-4-5": 1.2})
+    upstream.usage.extend(
+        {
+            "input": s.uncached,
+            "cache_read": s.read,
+            "cache_write": s.write,
+            "write_1h": 0,
+            "output": 3,
+        }
+        for s in bills
+    )
+    for body in bodies:
+        _post(proxy, "/v1/messages", body)
+    lines = proxy.wait_lines(start + len(bodies))[start:]
+    predicted = [x["prediction"] for x in lines]
+    billed = [(x["billed"]["read"], x["billed"]["write"], x["billed"]["uncached"]) for x in lines]
+    assert predicted[0]["scale"] == 1.0  # nothing billed yet: the sizes as counted
+    assert (predicted[0]["read"], predicted[0]["write"], predicted[0]["uncached"]) != billed[0]
+    for p, bill in zip(predicted[1:], billed[1:], strict=True):
+        assert p["scale"] == 1.2
+        assert (p["read"], p["write"], p["uncached"]) == bill
+    assert billed[1][0] > 0  # the later requests read the cache
+    assert _check(lines, tmp_path) == len(bodies)
