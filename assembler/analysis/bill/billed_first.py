@@ -161,7 +161,11 @@ def _steps(n: int) -> str:
 
 
 def _usd(x: float) -> str:
-    return f"-${-x:,.4f}" if x < 0 else f"+${x:,.4f}"
+    """A signed difference in dollars; a difference that rounds to nothing has no sign."""
+    cents = round(x, 4)
+    if not cents:
+        return "$0.0000"
+    return f"-${-cents:,.4f}" if cents < 0 else f"+${cents:,.4f}"
 
 
 def split_sentence(lead: BillLead) -> str:
