@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from assembler.analysis.bill import BillLead, size_scales
+from assembler.analysis.bill import BillFirst, size_scales
 from assembler.analysis.reports import analysis_json, analysis_rows
 from assembler.safe_text import csv_cell
 from ui import billing, page, step
@@ -20,23 +20,23 @@ def _usd(x: float) -> str:
     return f"${x:,.2f}" if abs(x) >= 1 else f"${x:,.4f}"
 
 
-def _based_on(lead: BillLead | None) -> str:
+def _based_on(bill: BillFirst | None) -> str:
     """What the per-day and per-month figures multiply."""
-    if lead is None:
+    if bill is None:
         return (
             "Per day and per month (30 days): the simulated cost of this session, times the "
             "count; uncached, the simulated cost without caching."
         )
-    if lead.billed_steps == lead.steps:
-        steps = "the step" if lead.steps == 1 else f"all {lead.steps:,} steps"
+    if bill.billed_steps == bill.steps:
+        steps = "the step" if bill.steps == 1 else f"all {bill.steps:,} steps"
         return (
             f"Per day and per month (30 days): the bill, the provider's usage for {steps} priced "
             "per request, times the count; uncached, the same billed tokens with nothing cached."
         )
-    rest = lead.steps - lead.billed_steps
+    rest = bill.steps - bill.billed_steps
     return (
-        f"Per day and per month (30 days): the bill for the {lead.billed_steps:,} of "
-        f"{lead.steps:,} steps with the provider's usage, and the simulated cost of the {rest:,} "
+        f"Per day and per month (30 days): the bill for the {bill.billed_steps:,} of "
+        f"{bill.steps:,} steps with the provider's usage, and the simulated cost of the {rest:,} "
         f"step{'' if rest == 1 else 's'} without it, times the count; uncached, the billed "
         "tokens with nothing cached and the simulated cost of the rest."
     )
@@ -56,15 +56,15 @@ def body() -> None:
         "Prices from genai-prices (offline)."
         + (" Token counts are approximate for this provider." if a.approximate_tokens else "")
     )
-    found = billing.lead(sel, a)
+    found = billing.billed_first(sel, a)
     if isinstance(found, str):  # a bill that cannot be priced: said, the simulation stands
         st.caption(md(found))
         found = None
-    # the bill leads for an imported session; a sample of usage on a step or two is beside
-    lead = found if found is not None and found.leads else None
-    sample = found if found is not None and not found.leads else None
-    if lead is not None:
-        billing.lead_section(sel, lead)
+    # the bill comes first for an imported session; a sample of usage on a step or two is beside
+    bill = found if found is not None and found.comes_first else None
+    sample = found if found is not None and not found.comes_first else None
+    if bill is not None:
+        billing.bill_section(sel, bill)
     else:
         billing.show(sel, a)  # at another provider: why there is no bill
     c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
@@ -86,10 +86,10 @@ def body() -> None:
     without = float(t.get("usd_without_cache", 0.0))
     # the projection starts from the bill where there is one: it is what the session cost
     base, base_without = (
-        (lead.per_session, lead.per_session_without_cache) if lead else (with_cache, without)
+        (bill.per_session, bill.per_session_without_cache) if bill else (with_cache, without)
     )
     saved = base_without - base
-    kind = "as billed" if lead else "with caching"
+    kind = "as billed" if bill else "with caching"
     # short labels: four figures stay whole in a 1,000-px window
     m = st.columns(4)
     m[0].metric(f"Per day, {kind}", _usd(base * per_day))
@@ -102,7 +102,7 @@ def body() -> None:
         delta_color="green",
         delta_arrow="off",
     )
-    st.caption(_based_on(lead))
+    st.caption(_based_on(bill))
     if a.steps and a.steps[0].usd > a.steps[0].usd_without_cache:
         s1 = a.steps[0]
         st.caption(
@@ -115,9 +115,9 @@ def body() -> None:
     def tok(v: float) -> str:
         return f"{v:,.0f}"
 
-    sim = ", simulated" if lead else ""
+    sim = ", simulated" if bill else ""
     lines: list[tuple[str, float, Callable[[float], str], bool]] = []
-    if lead is not None:
+    if bill is not None:
         lines += [
             ("cost as billed", base, _usd, True),
             ("cost without caching, as billed", base_without, _usd, True),

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from assembler.analysis.bill import (
-    BillLead,
-    bill_lead,
+    BillFirst,
+    bill_first,
     billed_cost,
     divergence_clause,
     scale_note,
@@ -126,21 +126,21 @@ def show(sel: Selection, a: SessionAnalysis) -> Costs:
 
 
 @st.cache_resource(show_spinner=False, max_entries=12)
-def _lead(key: tuple[object, ...], _a: SessionAnalysis) -> BillLead | str | None:
+def _bill_first(key: tuple[object, ...], _a: SessionAnalysis) -> BillFirst | str | None:
     from ui import measured_panel
 
     try:  # the comparisons the step view already made, in step order
-        return bill_lead(_a, list(measured_panel.comparisons(key, _a).values()))
+        return bill_first(_a, list(measured_panel.comparisons(key, _a).values()))
     except PricingError as exc:
         return str(exc)
 
 
-def lead(sel: Selection, a: SessionAnalysis) -> BillLead | str | None:
+def billed_first(sel: Selection, a: SessionAnalysis) -> BillFirst | str | None:
     """The bill and the simulation beside it, once per analysis: None without a bill (or at
     another provider or model than the recorded one), a message when it cannot be priced."""
     if not sel.recorded:
         return None
-    return _lead((sel.session_key, sel.layout.key, sel.provider, sel.model, sel.ttl), a)
+    return _bill_first((sel.session_key, sel.layout.key, sel.provider, sel.model, sel.ttl), a)
 
 
 def scale_caption(sel: Selection, a: SessionAnalysis) -> str:
@@ -149,13 +149,13 @@ def scale_caption(sel: Selection, a: SessionAnalysis) -> str:
     return f" · {md(note)}" if note else ""
 
 
-def _covered(b: BillLead) -> str:
+def _covered(b: BillFirst) -> str:
     if b.billed_steps == b.steps:
         return f"all {b.steps:,} steps"
     return f"{b.billed_steps:,} of {b.steps:,} steps"
 
 
-def lead_section(sel: Selection, b: BillLead) -> None:
+def bill_section(sel: Selection, b: BillFirst) -> None:
     """Billed, simulated beside it with its difference, and, above 5 %, where it first read
     differently, linked to that step."""
     cols = st.columns(3)
@@ -171,13 +171,13 @@ def lead_section(sel: Selection, b: BillLead) -> None:
         delta=_off(b.simulated, b.billed),
         delta_color="off",
         delta_arrow="off",
-        help=f"The cache simulator's cost of the same {_covered(b)}.",
+        help=f"The cache simulator's cost of the same steps ({_covered(b)}).",
     )
     cols[2].metric(
         "Without caching",
         money(b.billed_without_cache),
-        help=f"The billed tokens of the same {_covered(b)} priced with nothing read from or "
-        "written to a cache.",
+        help=f"The billed tokens of the same steps ({_covered(b)}) priced with nothing read "
+        "from or written to a cache.",
     )
     d = b.difference
     if d is None:

@@ -74,8 +74,8 @@ def human_analysis(
     from assembler.analysis.bill import (
         agreement,
         agreement_lines,
-        bill_lead,
-        bill_lead_lines,
+        bill_first,
+        bill_first_lines,
         compare_measured,
         scale_note,
     )
@@ -104,7 +104,7 @@ def human_analysis(
     as_billed = f" · writes as billed: {', '.join(billed_ttls)}" if billed_ttls else ""
     note = scale_note(scales or {})
     checks = compare_measured(a) if recorded else []
-    lead = bill_lead(a, checks) if recorded else None
+    bill = bill_first(a, checks) if recorded else None
     lines = [
         f"session {a.session} · layout {a.layout} · {a.provider} {a.model} · lifetime {a.ttl}"
         + as_billed,
@@ -131,13 +131,13 @@ def human_analysis(
         f" · uncached {int(t['uncached']):,} · hit ratio {t['hit_ratio']:.1%}",
     ]
     simulated_cost = f"{money(t['usd'])} with caching, {money(t['usd_without_cache'])} without"
-    if lead is not None and lead.leads:  # the bill first: it is what the session cost
-        lines += bill_lead_lines(lead)
-        every = "" if lead.billed_steps == lead.steps else f" (all {len(a.steps):,} steps)"
+    if bill is not None and bill.comes_first:  # the bill first: it is what the session cost
+        lines += bill_first_lines(bill)
+        every = "" if bill.billed_steps == bill.steps else f" (all {len(a.steps):,} steps)"
         lines.append(f"simulated cost: {simulated_cost}{every}")
     else:  # a sample of usage on a few steps: beside the simulated cost
         lines.append(f"cost: {simulated_cost}")
-        lines += bill_lead_lines(lead) if lead is not None else []
+        lines += bill_first_lines(bill) if bill is not None else []
     lines += priced_as_lines(a.steps)
     if not recorded and any(s.measured is not None for s in a.steps):
         # the usage was billed at the recorded provider and model: no bill at another's

@@ -1,4 +1,4 @@
-"""AppTest: the Savings page leads with the bill for an imported session, the simulation
+"""AppTest: the Savings page gives the bill first for an imported session, the simulation
 beside it with its difference, above 5 % the first step that reads differently (linked),
 the projection from the bill, and the factor that scaled sizes to the bill."""
 
@@ -12,7 +12,7 @@ from app_helpers import ROOT, new_app
 from streamlit.testing.v1 import AppTest
 
 from assembler.analysis.app.uploads import read_upload
-from assembler.analysis.bill import BillLead, bill_lead
+from assembler.analysis.bill import BillFirst, bill_first
 from assembler.analysis.engine.analyzer import analyze
 from assembler.sessions.loader import parse_bytes
 from ui.billing import money
@@ -47,21 +47,21 @@ def _texts(elements: Any) -> list[str]:
     return [str(e.value).replace("\\", "") for e in elements]
 
 
-def _lead(files: list[tuple[str, bytes]]) -> BillLead | None:
+def _bill(files: list[tuple[str, bytes]]) -> BillFirst | None:
     up = read_upload(files)
-    return bill_lead(analyze(parse_bytes(up.raw, up.name)))
+    return bill_first(analyze(parse_bytes(up.raw, up.name)))
 
 
 def test_above_five_percent_the_page_names_and_links_the_first_divergent_step() -> None:
     files = [("warm_elsewhere.jsonl", (FIX / "requests" / "warm_elsewhere.jsonl").read_bytes())]
     at = _on_savings(files)
-    lead = _lead(files)
-    assert lead is not None and lead.far
-    assert _metric(at, "Billed") == money(lead.billed)
-    assert _metric(at, "Simulated") == money(lead.simulated)
+    bill = _bill(files)
+    assert bill is not None and bill.far
+    assert _metric(at, "Billed") == money(bill.billed)
+    assert _metric(at, "Simulated") == money(bill.simulated)
     (simulated,) = [m for m in at.metric if m.label == "Simulated"]
     assert simulated.delta == "+739.4% from the bill"
-    assert _metric(at, "Without caching") == money(lead.billed_without_cache)
+    assert _metric(at, "Without caching") == money(bill.billed_without_cache)
     assert _texts(at.warning) == [
         "The simulation is 739.4% above the bill. It first read differently from the bill at "
         "step 1: simulated miss, measured full hit — unexplained: the provider read 1,352 "
@@ -79,14 +79,14 @@ def test_above_five_percent_the_page_names_and_links_the_first_divergent_step() 
         "(+27180.0%), uncached 0 / 0." in captions
     )
     # the projection is the bill's
-    assert _metric(at, "Per day, as billed") == f"${lead.billed:,.4f}"
+    assert _metric(at, "Per day, as billed") == f"${bill.billed:,.4f}"
     assert (
         "Per day and per month (30 days): the bill, the provider's usage for the step priced "
         "per request, times the count; uncached, the same billed tokens with nothing cached."
         in captions
     )
     at.number_input(key="sessions_per_day").set_value(1000).run()
-    assert _metric(at, "Per month, as billed") == f"${lead.billed * 1000 * 30:,.2f}"
+    assert _metric(at, "Per month, as billed") == f"${bill.billed * 1000 * 30:,.2f}"
 
 
 def test_within_five_percent_no_step_is_pointed_at() -> None:

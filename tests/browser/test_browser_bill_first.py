@@ -1,5 +1,5 @@
 """The Savings page in Debian's chromium for a session whose bill and simulation part: the
-bill leads, the simulation is beside it with its difference, and the link to the first step
+bill comes first, the simulation is beside it with its difference, and the link to the first step
 that reads differently opens that step in the step view. The page is kept as a screenshot."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``analyze``'s text report and JSON lead with the bill for a billed session: the simulated
+"""``analyze``'s text report and JSON give the bill first for a billed session: the simulated
 cost beside it with its difference, above 5 % the first step that reads differently, and the
 factor that scaled sizes to the bill. A session without a bill reads as before."""
 
@@ -33,7 +33,7 @@ def _from(lines: list[str], start: str, count: int) -> list[str]:
     return lines[i : i + count]
 
 
-def test_the_bill_leads_and_the_first_divergent_step_follows(
+def test_the_bill_comes_first_and_the_first_divergent_step_follows(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     path = str(FIX / "requests" / "warm_elsewhere.jsonl")

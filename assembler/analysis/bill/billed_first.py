@@ -1,15 +1,16 @@
 """The bill first, the simulation beside it: what a report says first about a session
 the provider billed.
 
-The bill is what the session cost; the simulation is a model of it. A report leads with the
-billed cost of the steps that carry usage, gives the simulated cost of those same steps
-beside it with its difference from the bill, and, where that difference is above
-:data:`SHOWN_ABOVE` (5 %), the step where the simulation first read differently from the
-bill and the input tokens on both sides. A projection (per day, per month) starts from the
+The bill is what the session cost; the simulation is a model of it. A report gives first the
+billed cost of the steps that carry usage, then the simulated cost of those same steps with
+its difference from the bill and, where that difference is above :data:`SHOWN_ABOVE` (5 %),
+the step where the simulation first read differently from the bill, how much of the
+difference lies at the steps that read differently and how much in the sizes, and the tokens
+read, written and uncached on both sides. A projection (per day, per month) starts from the
 bill: the billed steps at their billed cost, any step without usage at its simulated cost.
-The bill leads where it covers most of the session (:attr:`BillLead.leads`: an imported
-session, the last request of a Codex rollout may carry no usage); a session written by hand
-with usage on a step or two keeps the simulated cost first and the bill beside it.
+The bill comes first where it covers most of the session (:attr:`BillFirst.comes_first`: an
+imported session; the last request of a Codex rollout may carry no usage); a session written
+by hand with usage on a step or two keeps the simulated cost first and the bill beside it.
 
 **Read differently.** A step reads differently from the bill when its simulated class
 (full hit / partial / miss) is not its billed class: ``MeasuredComparison.agree`` is false,
@@ -53,7 +54,7 @@ def billed_without_cache(step: StepAnalysis) -> float | None:
 
 
 @dataclass(frozen=True)
-class BillLead:
+class BillFirst:
     """A billed session's cost, bill first (USD; tokens where named)."""
 
     billed: float  # the steps with usage, as billed
@@ -75,7 +76,7 @@ class BillLead:
         return self.simulated / self.billed - 1 if self.billed else None
 
     @property
-    def leads(self) -> bool:
+    def comes_first(self) -> bool:
         """The bill covers most of the session (more than half its steps): an imported
         session, whose cost the bill is, not a written one carrying a sample of usage."""
         return self.billed_steps * 2 > self.steps
@@ -101,9 +102,9 @@ def first_divergence(checks: Sequence[MeasuredComparison]) -> MeasuredComparison
     return next((c for c in checks if not c.agree), None)
 
 
-def bill_lead(
+def bill_first(
     a: SessionAnalysis, checks: Sequence[MeasuredComparison] | None = None
-) -> BillLead | None:
+) -> BillFirst | None:
     """``a``'s bill and simulation side by side; None when no step carries usage.
 
     ``a`` must be an analysis at the session's recorded provider and model (at another
@@ -130,7 +131,7 @@ def bill_lead(
             apart += s.usd - usd
     if not count:
         return None
-    return BillLead(
+    return BillFirst(
         billed,
         simulated,
         plain,
@@ -168,60 +169,60 @@ def _usd(x: float) -> str:
     return f"-${-cents:,.4f}" if cents < 0 else f"+${cents:,.4f}"
 
 
-def split_sentence(lead: BillLead) -> str:
+def split_sentence(figures: BillFirst) -> str:
     """Where the difference from the bill lies: the steps that read differently, the rest."""
-    whole = lead.simulated - lead.billed
-    if not lead.diverging_steps:
+    whole = figures.simulated - figures.billed
+    if not figures.diverging_steps:
         return (
             "no step read differently from the bill (full hit, partial and miss agree at every"
             f" billed step): the whole difference, {_usd(whole)}, is in the sizes"
         )
-    agreeing = lead.billed_steps - lead.diverging_steps
+    agreeing = figures.billed_steps - figures.diverging_steps
     if not agreeing:
-        n = lead.diverging_steps
+        n = figures.diverging_steps
         which = "the one billed step" if n == 1 else f"all {n:,} billed steps"
         return (
             f"{which} read differently from the bill: the whole difference, {_usd(whole)}, is there"
         )
     return (
-        f"of the difference, {_usd(whole)}: {_usd(lead.diverging_difference)} at the"
-        f" {_steps(lead.diverging_steps)} that read differently,"
-        f" {_usd(whole - lead.diverging_difference)} in the sizes of the {agreeing:,}"
+        f"of the difference, {_usd(whole)}: {_usd(figures.diverging_difference)} at the"
+        f" {_steps(figures.diverging_steps)} that read differently,"
+        f" {_usd(whole - figures.diverging_difference)} in the sizes of the {agreeing:,}"
         " that read as billed"
     )
 
 
-def sizes_sentence(lead: BillLead) -> str:
+def sizes_sentence(figures: BillFirst) -> str:
     """Tokens read, written and uncached, simulated against billed."""
-    sim, bill = lead.sizes_simulated, lead.sizes_billed
+    sim, paid = figures.sizes_simulated, figures.sizes_billed
     parts = []
     for name, s, b in (
-        ("read", sim.read, bill.read),
-        ("written", sim.write, bill.write),
-        ("uncached", sim.uncached, bill.uncached),
+        ("read", sim.read, paid.read),
+        ("written", sim.write, paid.write),
+        ("uncached", sim.uncached, paid.uncached),
     ):
         off = f" ({s / b - 1:+.1%})" if b else ""
         parts.append(f"{name} {s:,} / {b:,}{off}")
     return "tokens simulated / billed: " + ", ".join(parts)
 
 
-def bill_lead_lines(lead: BillLead) -> list[str]:
+def bill_first_lines(figures: BillFirst) -> list[str]:
     """The text report's cost lines for a billed session, the bill first."""
-    partial = lead.billed_steps < lead.steps
-    of = f", of {lead.steps:,}" if partial else ""
-    d = lead.difference
+    partial = figures.billed_steps < figures.steps
+    of = f", of {figures.steps:,}" if partial else ""
+    d = figures.difference
     off = "" if d is None else f", {d:+.1%} from the bill"
-    same = "step" if lead.billed_steps == 1 else "steps"
+    same = "step" if figures.billed_steps == 1 else "steps"
     lines = [
-        f"billed: ${lead.billed:.4f} for the {_steps(lead.billed_steps)} with usage{of}",
-        f"simulated: ${lead.simulated:.4f} for the same {same}{off}",
+        f"billed: ${figures.billed:.4f} for the {_steps(figures.billed_steps)} with usage{of}",
+        f"simulated: ${figures.simulated:.4f} for the same {same}{off}",
     ]
-    if lead.far:
-        c = lead.divergence
+    if figures.far:
+        c = figures.divergence
         if c is not None:
             lines.append(
                 f"  first read differently from the bill at step {c.step}: {divergence_clause(c)}"
             )
-        lines.append(f"  {split_sentence(lead)}")
-        lines.append(f"  {sizes_sentence(lead)}")
+        lines.append(f"  {split_sentence(figures)}")
+        lines.append(f"  {sizes_sentence(figures)}")
     return lines

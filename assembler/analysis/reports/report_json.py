@@ -152,22 +152,22 @@ def _billed_json(a: SessionAnalysis, checks: dict[int, Any]) -> dict[str, Any]:
     simulation of the same steps and its difference from the bill, the tokens read,
     written and uncached on both sides, how many steps read differently, the bill's tokens priced without caching, the first step that reads
     differently from the bill (null where none does)."""
-    from assembler.analysis.bill import bill_lead  # imports this module
+    from assembler.analysis.bill import bill_first  # imports this module
 
-    lead = bill_lead(a, list(checks.values()))
-    assert lead is not None  # called for an analysis with billed steps
-    first = lead.divergence
+    bill = bill_first(a, list(checks.values()))
+    assert bill is not None  # called for an analysis with billed steps
+    first = bill.divergence
     return {
-        "usd": round(lead.billed, 8),
-        "steps": lead.billed_steps,
-        "simulated_usd": round(lead.simulated, 8),
-        "difference": None if lead.difference is None else round(lead.difference, 6),
-        "without_cache_usd": round(lead.billed_without_cache, 8),
+        "usd": round(bill.billed, 8),
+        "steps": bill.billed_steps,
+        "simulated_usd": round(bill.simulated, 8),
+        "difference": None if bill.difference is None else round(bill.difference, 6),
+        "without_cache_usd": round(bill.billed_without_cache, 8),
         "tokens": {
             side: {"read": t.read, "write": t.write, "uncached": t.uncached}
-            for side, t in (("billed", lead.sizes_billed), ("simulated", lead.sizes_simulated))
+            for side, t in (("billed", bill.sizes_billed), ("simulated", bill.sizes_simulated))
         },
-        "diverging_steps": lead.diverging_steps,
+        "diverging_steps": bill.diverging_steps,
         "first_divergent_step": None
         if first is None
         else {"step": first.step, **_measured_check_json(first)},

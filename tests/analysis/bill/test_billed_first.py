@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from assembler.analysis.bill import (
-    bill_lead,
-    bill_lead_lines,
+    bill_first,
+    bill_first_lines,
     billed_cost,
     billed_without_cache,
     compare_measured,
@@ -42,10 +42,10 @@ def scaled_session(factors: str) -> Session:
 
 
 def test_a_bill_within_five_percent_is_two_lines() -> None:
-    lead = bill_lead(analyze(load_session(SAMPLES / "imported_claude_code.yaml")))
-    assert lead is not None and lead.leads and not lead.far
-    assert (lead.billed_steps, lead.steps, lead.diverging_steps) == (12, 12, 0)
-    assert bill_lead_lines(lead) == [
+    bill = bill_first(analyze(load_session(SAMPLES / "imported_claude_code.yaml")))
+    assert bill is not None and bill.comes_first and not bill.far
+    assert (bill.billed_steps, bill.steps, bill.diverging_steps) == (12, 12, 0)
+    assert bill_first_lines(bill) == [
         "billed: $0.2161 for the 12 steps with usage",
         "simulated: $0.2161 for the same steps, +0.0% from the bill",
     ]
@@ -53,11 +53,11 @@ def test_a_bill_within_five_percent_is_two_lines() -> None:
 
 def test_above_five_percent_the_first_step_that_reads_differently_is_named() -> None:
     a = analyze(_imported("requests", FIX / "requests" / "warm_elsewhere.jsonl"))
-    lead = bill_lead(a)
-    assert lead is not None and lead.far
+    bill = bill_first(a)
+    assert bill is not None and bill.far
     (check,) = compare_measured(a)
-    assert lead.divergence == check and not check.agree
-    assert bill_lead_lines(lead) == [
+    assert bill.divergence == check and not check.agree
+    assert bill_first_lines(bill) == [
         "billed: $0.0006 for the 1 step with usage",
         "simulated: $0.0053 for the same step, +739.4% from the bill",
         "  first read differently from the bill at step 1: simulated miss, measured full hit"
@@ -72,10 +72,10 @@ def test_above_five_percent_the_first_step_that_reads_differently_is_named() -> 
 
 def test_above_five_percent_with_every_class_agreeing_the_sizes_are_named() -> None:
     a = analyze(_imported("codex", FIX / "codex" / "rollout-2026-03-12T14-00-00-019a9776.jsonl"))
-    lead = bill_lead(a)
-    assert lead is not None and lead.far and lead.divergence is None
+    bill = bill_first(a)
+    assert bill is not None and bill.far and bill.divergence is None
     assert all(c.agree for c in compare_measured(a))
-    assert bill_lead_lines(lead)[2:] == [
+    assert bill_first_lines(bill)[2:] == [
         "  no step read differently from the bill (full hit, partial and miss agree at every"
         " billed step): the whole difference, -$0.0041, is in the sizes",
         "  tokens simulated / billed: read 24,448 / 26,240 (-6.8%), written 16,256 / 0,"
@@ -83,19 +83,19 @@ def test_above_five_percent_with_every_class_agreeing_the_sizes_are_named() -> N
     ]
 
 
-def test_a_sample_of_usage_does_not_lead_and_the_rest_is_simulated() -> None:
+def test_a_sample_of_usage_does_not_come_first_and_the_rest_is_simulated() -> None:
     a = analyze(load_session(SAMPLES / "research_agent.yaml"))
-    lead = bill_lead(a)
-    assert lead is not None and (lead.billed_steps, lead.steps) == (1, 21)
-    assert not lead.leads  # one measured step of 21: the simulated cost stays first
+    bill = bill_first(a)
+    assert bill is not None and (bill.billed_steps, bill.steps) == (1, 21)
+    assert not bill.comes_first  # one measured step of 21: the simulated cost stays first
     billed_step = next(s for s in a.steps if s.measured is not None)
     rest = [s for s in a.steps if s.measured is None]
-    assert lead.billed == billed_cost(billed_step)
-    assert lead.per_session == pytest.approx(lead.billed + sum(s.usd for s in rest))
-    assert lead.per_session_without_cache == pytest.approx(
+    assert bill.billed == billed_cost(billed_step)
+    assert bill.per_session == pytest.approx(bill.billed + sum(s.usd for s in rest))
+    assert bill.per_session_without_cache == pytest.approx(
         billed_without_cache(billed_step) + sum(s.usd_without_cache for s in rest)
     )
-    assert bill_lead_lines(lead)[0] == "billed: $0.0186 for the 1 step with usage, of 21"
+    assert bill_first_lines(bill)[0] == "billed: $0.0186 for the 1 step with usage, of 21"
 
 
 def test_without_caching_prices_the_billed_tokens_as_plain_input() -> None:
@@ -109,8 +109,8 @@ def test_without_caching_prices_the_billed_tokens_as_plain_input() -> None:
     assert plain > (billed_cost(s) or 0.0)  # the read was cheaper than plain input
 
 
-def test_no_bill_no_lead() -> None:
-    assert bill_lead(analyze(load_session(SAMPLES / "review_agent_paths.yaml"))) is None
+def test_no_bill_nothing_first() -> None:
+    assert bill_first(analyze(load_session(SAMPLES / "review_agent_paths.yaml"))) is None
     assert first_divergence([]) is None
 
 
@@ -150,17 +150,19 @@ def test_scaled_sizes_are_the_ones_priced() -> None:
         ("codex", "codex/moonmind/rollout-2025-11-13T18-21-11-019a802a-aab1-7c31-9831-d2510c7a74a2.jsonl"),
     ],
 )  # fmt: skip
-def test_on_real_traffic_the_lead_is_the_agreement_report_s_figures(fmt: str, name: str) -> None:
+def test_on_real_traffic_the_bill_first_is_the_agreement_report_s_figures(
+    fmt: str, name: str
+) -> None:
     session = _imported(fmt, REAL / name)
     a = analyze(session)
-    lead = bill_lead(a)
+    bill = bill_first(a)
     f = fidelity(session, a)
-    assert lead is not None and lead.leads
-    assert lead.billed == pytest.approx(f.billed) and lead.simulated == pytest.approx(f.simulated)
-    assert lead.difference == pytest.approx(f.cost_error)
-    assert lead.diverging_steps == f.agreement.steps - f.agreement.agree
+    assert bill is not None and bill.comes_first
+    assert bill.billed == pytest.approx(f.billed) and bill.simulated == pytest.approx(f.simulated)
+    assert bill.difference == pytest.approx(f.cost_error)
+    assert bill.diverging_steps == f.agreement.steps - f.agreement.agree
     checks = compare_measured(a)
-    assert lead.divergence == next((c for c in checks if not c.agree), None)
+    assert bill.divergence == next((c for c in checks if not c.agree), None)
     # a divergence is named exactly when the simulation is more than 5 % off the bill
-    named = any(line.startswith("  first read differently") for line in bill_lead_lines(lead))
-    assert named == (lead.far and lead.divergence is not None)
+    named = any(line.startswith("  first read differently") for line in bill_first_lines(bill))
+    assert named == (bill.far and bill.divergence is not None)
