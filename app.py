@@ -45,6 +45,7 @@ def body() -> None:
         st.caption(
             f"{html.md(sel.session.title)} · layout **{html.md(sel.layout.label)}** · "
             f"{html.md(a.provider)} · {html.md(a.model)} · {html.md(_lifetime(sel, a.ttl))}"
+            + billing.scale_caption(sel, a)
         )
         st.subheader(f"Step {n} / {total}", anchor=False)
     with meta:

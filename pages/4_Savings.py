@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from assembler.analysis.bill import BillFirst, size_scales
 from assembler.analysis.reports import analysis_json, analysis_rows
 from assembler.safe_text import csv_cell
 from ui import billing, page, step
@@ -17,6 +18,28 @@ from ui.sidebar import sidebar
 
 def _usd(x: float) -> str:
     return f"${x:,.2f}" if abs(x) >= 1 else f"${x:,.4f}"
+
+
+def _based_on(bill: BillFirst | None) -> str:
+    """What the per-day and per-month figures multiply."""
+    if bill is None:
+        return (
+            "Per day and per month (30 days): the simulated cost of this session, times the "
+            "count; uncached, the simulated cost without caching."
+        )
+    if bill.billed_steps == bill.steps:
+        steps = "the step" if bill.steps == 1 else f"all {bill.steps:,} steps"
+        return (
+            f"Per day and per month (30 days): the bill, the provider's usage for {steps} priced "
+            "per request, times the count; uncached, the same billed tokens with nothing cached."
+        )
+    rest = bill.steps - bill.billed_steps
+    return (
+        f"Per day and per month (30 days): the bill for the {bill.billed_steps:,} of "
+        f"{bill.steps:,} steps with the provider's usage, and the simulated cost of the {rest:,} "
+        f"step{'' if rest == 1 else 's'} without it, times the count; uncached, the billed "
+        "tokens with nothing cached and the simulated cost of the rest."
+    )
 
 
 def body() -> None:
@@ -29,10 +52,21 @@ def body() -> None:
     st.title(":material/savings: Savings", anchor=False)
     st.caption(
         f"{md(sel.session.title)} · layout **{md(sel.layout.label)}** · {md(a.provider)} · "
-        f"{md(a.model)} · lifetime {md(a.ttl)}. Prices from genai-prices (offline)."
+        f"{md(a.model)} · lifetime {md(a.ttl)}{billing.scale_caption(sel, a)}. "
+        "Prices from genai-prices (offline)."
         + (" Token counts are approximate for this provider." if a.approximate_tokens else "")
     )
-    costs = billing.show(sel, a)
+    found = billing.billed_first(sel, a)
+    if isinstance(found, str):  # a bill that cannot be priced: said, the simulation stands
+        st.caption(md(found))
+        found = None
+    # the bill comes first for an imported session; a sample of usage on a step or two is beside
+    bill = found if found is not None and found.comes_first else None
+    sample = found if found is not None and not found.comes_first else None
+    if bill is not None:
+        billing.bill_section(sel, bill)
+    else:
+        billing.show(sel, a)  # at another provider: why there is no bill
     c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
     per_day = c1.number_input(
         "Sessions per day",
@@ -50,18 +84,25 @@ def body() -> None:
     )
     with_cache = float(t.get("usd", 0.0))
     without = float(t.get("usd_without_cache", 0.0))
-    saved = without - with_cache
+    # the projection starts from the bill where there is one: it is what the session cost
+    base, base_without = (
+        (bill.per_session, bill.per_session_without_cache) if bill else (with_cache, without)
+    )
+    saved = base_without - base
+    kind = "as billed" if bill else "with caching"
+    # short labels: four figures stay whole in a 1,000-px window
     m = st.columns(4)
-    m[0].metric("Per day, with caching", _usd(with_cache * per_day))
-    m[1].metric("Per day, without caching", _usd(without * per_day))
-    m[2].metric("Per month (30 days), with caching", _usd(with_cache * per_day * 30))
+    m[0].metric(f"Per day, {kind}", _usd(base * per_day))
+    m[1].metric("Per day, uncached", _usd(base_without * per_day))
+    m[2].metric(f"Per month, {kind}", _usd(base * per_day * 30))
     m[3].metric(
         "Saved per month",
         _usd(saved * per_day * 30),
-        delta=f"{saved / without:.0%} of the uncached cost" if without else None,
+        delta=f"{saved / base_without:.0%} of uncached" if base_without else None,
         delta_color="green",
         delta_arrow="off",
     )
+    st.caption(_based_on(bill))
     if a.steps and a.steps[0].usd > a.steps[0].usd_without_cache:
         s1 = a.steps[0]
         st.caption(
@@ -74,23 +115,27 @@ def body() -> None:
     def tok(v: float) -> str:
         return f"{v:,.0f}"
 
-    lines: list[tuple[str, float, Callable[[float], str], bool]] = [
-        ("tokens read from cache", float(t.get("read", 0)), tok, True),
-        ("tokens written to cache", float(t.get("write", 0)), tok, True),
-        ("tokens uncached", float(t.get("uncached", 0)), tok, True),
-        ("all input tokens", float(t.get("tokens", 0)), tok, True),
-        ("hit ratio", float(t.get("hit_ratio", 0.0)), lambda v: f"{v:.1%}", False),
-        ("cost with caching", with_cache, _usd, True),
-        ("cost without caching", without, _usd, True),
-        ("saved by caching", saved, _usd, True),
+    sim = ", simulated" if bill else ""
+    lines: list[tuple[str, float, Callable[[float], str], bool]] = []
+    if bill is not None:
+        lines += [
+            ("cost as billed", base, _usd, True),
+            ("cost without caching, as billed", base_without, _usd, True),
+            ("saved by caching, as billed", saved, _usd, True),
+        ]
+    lines += [
+        (f"tokens read from cache{sim}", float(t.get("read", 0)), tok, True),
+        (f"tokens written to cache{sim}", float(t.get("write", 0)), tok, True),
+        (f"tokens uncached{sim}", float(t.get("uncached", 0)), tok, True),
+        (f"all input tokens{sim}", float(t.get("tokens", 0)), tok, True),
+        (f"hit ratio{sim}", float(t.get("hit_ratio", 0.0)), lambda v: f"{v:.1%}", False),
+        (f"cost with caching{sim}", with_cache, _usd, True),
+        (f"cost without caching{sim}", without, _usd, True),
+        (f"saved by caching{sim}", without - with_cache, _usd, True),
     ]
-    if costs.billed is not None:
-        # a bill only for the steps that carry measured usage: said, beside whole-session costs
-        steps = len(a.steps)
-        covered = (
-            "" if costs.billed_steps == steps else f", {costs.billed_steps:,} of {steps:,} steps"
-        )
-        lines.append((f"cost as billed (measured usage{covered})", costs.billed, _usd, True))
+    if sample is not None:
+        covered = f", {sample.billed_steps:,} of {sample.steps:,} steps"
+        lines.append((f"cost as billed (measured usage{covered})", sample.billed, _usd, True))
     breakdown = pd.DataFrame(
         [
             {
@@ -102,7 +147,8 @@ def body() -> None:
             for name, v, fmt, scales in lines
         ]
     )
-    st.dataframe(breakdown, hide_index=True, width="stretch")
+    # every row in sight: a header and 35 px a row
+    st.dataframe(breakdown, hide_index=True, width="stretch", height=38 + 35 * len(lines))
     st.markdown("#### :material/list: Per step")
     rows = analysis_rows(a)
     # in a column of numbers a step without the figure (measured usage) is an empty cell: None,
@@ -130,9 +176,11 @@ def body() -> None:
     )
     d2.download_button(
         "Full analysis (JSON)",
-        lambda: json.dumps(analysis_json(a, sel.recorded), indent=2, ensure_ascii=False).encode(
-            "utf-8"
-        ),
+        lambda: json.dumps(
+            analysis_json(a, sel.recorded, size_scales(sel.session, a, sel.provider, sel.model)),
+            indent=2,
+            ensure_ascii=False,
+        ).encode("utf-8"),
         file_name=f"{stem}.json",
         mime="application/json",
         icon=":material/download:",

@@ -13,9 +13,19 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from assembler.analysis.bill import billed_cost
+from assembler.analysis.bill import (
+    BillFirst,
+    bill_first,
+    billed_cost,
+    divergence_clause,
+    scale_note,
+    size_scales,
+    sizes_sentence,
+    split_sentence,
+)
 from assembler.analysis.engine import SessionAnalysis
 from assembler.cache.prices.pricing import PricingError
+from ui.html import md
 
 if TYPE_CHECKING:
     from ui.sidebar import Selection
@@ -89,11 +99,19 @@ def strip(c: Costs) -> None:
     cols[1].metric(
         "Simulated, whole session",
         money(c.simulated),
+        delta=_off(c.simulated, c.billed),
+        delta_color="off",
+        delta_arrow="off",
         help="The cache simulator's cost of the session.",
     )
     cols[2].metric("Without caching, whole session", money(c.without_cache))
     if c.note:
         st.caption(c.note)
+
+
+def _off(simulated: float, billed: float | None) -> str | None:
+    """``-12.4% from the bill``; None without a bill to measure from."""
+    return f"{simulated / billed - 1:+.1%} from the bill" if billed else None
 
 
 def show(sel: Selection, a: SessionAnalysis) -> Costs:
@@ -102,3 +120,92 @@ def show(sel: Selection, a: SessionAnalysis) -> Costs:
     c = costs(key, a, sel.recorded)
     strip(c)
     return c
+
+
+# --- the bill first: the Savings page ---------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def _bill_first(key: tuple[object, ...], _a: SessionAnalysis) -> BillFirst | str | None:
+    from ui import measured_panel
+
+    try:  # the comparisons the step view already made, in step order
+        return bill_first(_a, list(measured_panel.comparisons(key, _a).values()))
+    except PricingError as exc:
+        return str(exc)
+
+
+def billed_first(sel: Selection, a: SessionAnalysis) -> BillFirst | str | None:
+    """The bill and the simulation beside it, once per analysis: None without a bill (or at
+    another provider or model than the recorded one), a message when it cannot be priced."""
+    if not sel.recorded:
+        return None
+    return _bill_first((sel.session_key, sel.layout.key, sel.provider, sel.model, sel.ttl), a)
+
+
+def scale_caption(sel: Selection, a: SessionAnalysis) -> str:
+    """`` · sizes scaled to the bill: ×1.25`` for a caption, escaped; "" when none were."""
+    note = scale_note(size_scales(sel.session, a, sel.provider, sel.model))
+    return f" · {md(note)}" if note else ""
+
+
+def _covered(b: BillFirst) -> str:
+    if b.billed_steps == b.steps:
+        return f"all {b.steps:,} steps"
+    return f"{b.billed_steps:,} of {b.steps:,} steps"
+
+
+def bill_section(sel: Selection, b: BillFirst) -> None:
+    """Billed, simulated beside it with its difference, and, above 5 %, where it first read
+    differently, linked to that step."""
+    cols = st.columns(3)
+    cols[0].metric(
+        "Billed",
+        money(b.billed),
+        help=f"The provider's usage for {_covered(b)}, priced per request at its own model, "
+        "5-minute and 1-hour writes apart.",
+    )
+    cols[1].metric(
+        "Simulated",
+        money(b.simulated),
+        delta=_off(b.simulated, b.billed),
+        delta_color="off",
+        delta_arrow="off",
+        help=f"The cache simulator's cost of the same steps ({_covered(b)}).",
+    )
+    cols[2].metric(
+        "Without caching",
+        money(b.billed_without_cache),
+        help=f"The billed tokens of the same steps ({_covered(b)}) priced with nothing read "
+        "from or written to a cache.",
+    )
+    d = b.difference
+    if d is None:
+        return
+    if not b.far:
+        st.caption("The simulation is within 5% of the bill.")
+        return
+    c = b.divergence
+    where = "above" if d > 0 else "below"
+    if c is not None:
+        st.warning(
+            f"The simulation is {abs(d):.1%} {where} the bill. It first read differently from "
+            f"the bill at step {c.step}: {md(divergence_clause(c))}",
+            icon=":material/call_split:",
+        )
+        st.page_link(
+            "app.py",
+            label=f"Open step {c.step} in the step view",
+            icon=":material/stacks:",
+            query_params={"step": str(c.step)} | sel.query(),
+        )
+    else:
+        st.warning(
+            f"The simulation is {abs(d):.1%} {where} the bill.", icon=":material/call_split:"
+        )
+    st.caption(f"{_sentence(split_sentence(b))}  \n{_sentence(sizes_sentence(b))}")
+
+
+def _sentence(text: str) -> str:
+    """A clause as a sentence, escaped: capital first letter, full stop."""
+    return md(text[:1].upper() + text[1:] + ".")

@@ -64,11 +64,21 @@ def money(x: float) -> str:
     return f"${x:.4f}"
 
 
-def human_analysis(a: SessionAnalysis, recorded: bool = True) -> str:
+def human_analysis(
+    a: SessionAnalysis, recorded: bool = True, scales: dict[str, float] | None = None
+) -> str:
     """A readable table, the totals and one sentence per miss; ``recorded``: analysed at the
-    session's own provider and model, so its measured usage is a bill to show and to check
-    the simulation against."""
-    from assembler.analysis.bill import agreement, agreement_lines, compare_measured, session_costs
+    session's own provider and model, so its measured usage is a bill to show (first, the
+    simulation beside it) and to check the simulation against; ``scales``: the factors that
+    scaled sizes to the bill (``size_scales``)."""
+    from assembler.analysis.bill import (
+        agreement,
+        agreement_lines,
+        bill_first,
+        bill_first_lines,
+        compare_measured,
+        scale_note,
+    )
     from assembler.analysis.engine import diagnostic_lines
     from assembler.analysis.reports import analysis_rows, priced_as_lines, rules_lines
 
@@ -92,10 +102,13 @@ def human_analysis(a: SessionAnalysis, recorded: bool = True) -> str:
     approx = " (approximate: this model's tokenizer is not public)" if a.approximate_tokens else ""
     billed_ttls = sorted({s.write_ttl for s in a.steps if s.write_ttl})
     as_billed = f" · writes as billed: {', '.join(billed_ttls)}" if billed_ttls else ""
+    note = scale_note(scales or {})
+    checks = compare_measured(a) if recorded else []
+    bill = bill_first(a, checks) if recorded else None
     lines = [
         f"session {a.session} · layout {a.layout} · {a.provider} {a.model} · lifetime {a.ttl}"
         + as_billed,
-        f"tokens counted with tiktoken{approx}",
+        f"tokens counted with tiktoken{approx}" + (f" · {note}" if note else ""),
         *rules_lines(a),
         "",
         *table_lines(
@@ -116,26 +129,26 @@ def human_analysis(a: SessionAnalysis, recorded: bool = True) -> str:
         "",
         f"totals: {int(t['tokens']):,} tokens · read {int(t['read']):,} · write {int(t['write']):,}"
         f" · uncached {int(t['uncached']):,} · hit ratio {t['hit_ratio']:.1%}",
-        f"cost: {money(t['usd'])} with caching, {money(t['usd_without_cache'])} without",
-        *priced_as_lines(a.steps),
     ]
+    simulated_cost = f"{money(t['usd'])} with caching, {money(t['usd_without_cache'])} without"
+    if bill is not None and bill.comes_first:  # the bill first: it is what the session cost
+        lines += bill_first_lines(bill)
+        every = "" if bill.billed_steps == bill.steps else f" (all {len(a.steps):,} steps)"
+        lines.append(f"simulated cost: {simulated_cost}{every}")
+    else:  # a sample of usage on a few steps: beside the simulated cost
+        lines.append(f"cost: {simulated_cost}")
+        lines += bill_first_lines(bill) if bill is not None else []
+    lines += priced_as_lines(a.steps)
     if not recorded and any(s.measured is not None for s in a.steps):
         # the usage was billed at the recorded provider and model: no bill at another's
         lines.append(
             "billed: shown at the recorded provider and model (without --provider/--model)"
-        )
-    elif recorded and (costs := session_costs(a)).billed is not None:
-        lines.append(
-            f"billed: {money(costs.billed)} for the {costs.billed_steps}"
-            f" step{'' if costs.billed_steps == 1 else 's'} with usage"
-            f" (simulated {money(costs.simulated_billed_steps)} for the same)"
         )
     misses = [s for s in a.steps if s.miss is not None]
     if misses:
         lines += ["", "misses:"]
         lines += [f"  step {s.step}: {s.miss.sentence}" for s in misses if s.miss is not None]
     lines += diagnostic_lines(a.steps)
-    checks = compare_measured(a) if recorded else []
     if checks:
         lines += ["", *agreement_lines(agreement(checks))]
         lines += [f"  {c.sentence}" for c in checks if c.reason is not None]
@@ -294,11 +307,13 @@ def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
     with provider_errors(session.source, args.provider, args.model):
         a = analyze(session, layout, provider=args.provider, model=args.model, ttl=args.ttl)
     _write_outputs(args, a, session)
+    from assembler.analysis.bill import size_scales
     from assembler.analysis.engine import runs_as_recorded
 
     recorded = runs_as_recorded(session, args.provider, args.model)
+    scales = size_scales(session, a, args.provider, args.model)
     if args.json:
-        write_analysis_json(a, sys.stdout.write, recorded)  # one step at a time
+        write_analysis_json(a, sys.stdout.write, recorded, scales)  # one step at a time
         sys.stdout.write("\n")
     elif args.csv:
         from assembler.analysis.reports import ROW_COLUMNS, analysis_rows
@@ -307,7 +322,7 @@ def _analyze_one(args: argparse.Namespace, layout: Layout) -> None:
         writer.writeheader()
         writer.writerows(map(csv_row, analysis_rows(a)))  # text cells run as no formula
     else:
-        print(human_analysis(a, recorded))
+        print(human_analysis(a, recorded, scales))
 
 
 def register(sub: Any) -> None:

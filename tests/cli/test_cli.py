@@ -206,4 +206,8 @@ def test_json_carries_the_bill_the_text_report_prints() -> None:
     per_step = [s["measured"]["billed_usd"] for s in out["steps"] if s["measured"]]
     assert len(per_step) == billed["steps"]
     assert abs(sum(per_step) - billed["usd"]) < 1e-6
-    assert f"simulated ${billed['simulated_usd']:,.4f}" in line
+    after = text.splitlines()[text.splitlines().index(line) + 1]
+    assert after == (
+        f"simulated: ${billed['simulated_usd']:,.4f} for the same steps,"
+        f" {billed['difference']:+.1%} from the bill"
+    )

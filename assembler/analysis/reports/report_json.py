@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from assembler.analysis.engine import SessionAnalysis, StepAnalysis
@@ -147,7 +147,36 @@ def _step_out(s: StepAnalysis, checks: dict[int, Any], bills: dict[int, float | 
     return out
 
 
-def _totals(a: SessionAnalysis, bills: dict[int, float | None]) -> dict[str, Any]:
+def _billed_json(a: SessionAnalysis, checks: dict[int, Any]) -> dict[str, Any]:
+    """The text report's "billed:" and "simulated:" lines, as numbers: the bill, the
+    simulation of the same steps and its difference from the bill, the tokens read,
+    written and uncached on both sides, how many steps read differently, the bill's tokens priced without caching, the first step that reads
+    differently from the bill (null where none does)."""
+    from assembler.analysis.bill import bill_first  # imports this module
+
+    bill = bill_first(a, list(checks.values()))
+    assert bill is not None  # called for an analysis with billed steps
+    first = bill.divergence
+    return {
+        "usd": round(bill.billed, 8),
+        "steps": bill.billed_steps,
+        "simulated_usd": round(bill.simulated, 8),
+        "difference": None if bill.difference is None else round(bill.difference, 6),
+        "without_cache_usd": round(bill.billed_without_cache, 8),
+        "tokens": {
+            side: {"read": t.read, "write": t.write, "uncached": t.uncached}
+            for side, t in (("billed", bill.sizes_billed), ("simulated", bill.sizes_simulated))
+        },
+        "diverging_steps": bill.diverging_steps,
+        "first_divergent_step": None
+        if first is None
+        else {"step": first.step, **_measured_check_json(first)},
+    }
+
+
+def _totals(
+    a: SessionAnalysis, bills: dict[int, float | None], checks: dict[int, Any]
+) -> dict[str, Any]:
     totals: dict[str, Any] = dict(a.totals)
     totals["hit_ratio"] = round(totals["hit_ratio"], 6)
     totals["usd"] = round(totals["usd"], 8)
@@ -158,16 +187,12 @@ def _totals(a: SessionAnalysis, bills: dict[int, float | None]) -> dict[str, Any
         totals["measured_write"] = sum(s.measured.cache_write for s in measured if s.measured)
         totals["measured_uncached"] = sum(s.measured.input for s in measured if s.measured)
         priced = [bills.get(s.step) for s in measured] if bills else []
-        if priced and None not in priced:  # the text report's "billed:" line, as numbers
-            totals["billed"] = {
-                "usd": round(sum(b for b in priced if b is not None), 8),
-                "steps": len(priced),
-                "simulated_usd": round(sum(s.usd for s in measured), 8),
-            }
+        if priced and None not in priced:  # every billed step priced: the bill is whole
+            totals["billed"] = _billed_json(a, checks)
     return totals
 
 
-def _head(a: SessionAnalysis) -> dict[str, Any]:
+def _head(a: SessionAnalysis, scales: Mapping[str, float] | None) -> dict[str, Any]:
     return {
         "session": a.session,
         "layout": a.layout,
@@ -175,38 +200,46 @@ def _head(a: SessionAnalysis) -> dict[str, Any]:
         "model": a.model,
         "ttl": a.ttl,
         "approximate_tokens": a.approximate_tokens,
+        # per model, the factor the counted sizes were scaled by to fit the bill (if any)
+        **({"token_scale": dict(scales)} if scales else {}),
         "rules": rules_json(a),
     }
 
 
-def analysis_json(a: SessionAnalysis, recorded: bool = True) -> dict[str, Any]:
+def analysis_json(
+    a: SessionAnalysis, recorded: bool = True, scales: Mapping[str, float] | None = None
+) -> dict[str, Any]:
     """The JSON shape of ``analyze --json``. ``recorded``: analysed at the session's own
     provider and model; at another's, measured usage is not checked against the simulation
-    (each step's ``measured_check`` is null), as the text report and the app do."""
+    (each step's ``measured_check`` is null), as the text report and the app do.
+    ``scales``: the factors that scaled sizes to the bill (``size_scales``)."""
     checks = _measured_checks(a) if recorded else {}
     bills = _bills(a, recorded)
     return {
-        **_head(a),
+        **_head(a, scales),
         "steps": [_step_out(s, checks, bills) for s in a.steps],
-        "totals": _totals(a, bills),
+        "totals": _totals(a, bills, checks),
     }
 
 
 def write_analysis_json(
-    a: SessionAnalysis, write: Callable[[str], object], recorded: bool = True
+    a: SessionAnalysis,
+    write: Callable[[str], object],
+    recorded: bool = True,
+    scales: Mapping[str, float] | None = None,
 ) -> None:
-    """``json.dumps(analysis_json(a, recorded), indent=2, ensure_ascii=False)`` written a
-    few steps at a time, so the whole document is never held in memory at once."""
+    """``json.dumps(analysis_json(a, recorded, scales), indent=2, ensure_ascii=False)``
+    written a few steps at a time, so the whole document is never held in memory at once."""
 
     def member(value: object, depth: int) -> str:
         return dumps_indented(value, depth // 2)
 
     bills = _bills(a, recorded)
+    checks = _measured_checks(a) if recorded and a.steps else {}
     write("{\n")
-    for key, value in _head(a).items():
+    for key, value in _head(a, scales).items():
         write(f"  {member(key, 2)}: {member(value, 2)},\n")
     if a.steps:
-        checks = _measured_checks(a) if recorded else {}
 
         def check(s: StepAnalysis) -> object:
             found = checks.get(s.step)
@@ -226,7 +259,7 @@ def write_analysis_json(
         write("\n  ],\n")
     else:
         write('  "steps": [],\n')
-    write(f'  "totals": {member(_totals(a, bills), 2)}\n}}')
+    write(f'  "totals": {member(_totals(a, bills, checks), 2)}\n}}')
 
 
 #: Steps joined into one write: fewer calls, and a bounded piece of text at a time.
