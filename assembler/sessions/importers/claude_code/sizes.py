@@ -6,7 +6,7 @@ from request to request); the blocks without text take the billed growth they le
 unexplained (``infer_hidden``); the first request of each conversation sizes what the
 transcript never shows (system prompt, tools, prepended context); and where a later
 request's bill holds more than its blocks, the difference becomes a block of its own
-(``settle``): content the client added that the transcript leaves out."""
+(``settle``): formatting the factor misses, content the transcript does not keep."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ _FIT_MINIMUM = 2_000
 SHORTFALL_MINIMUM = 256
 SHORTFALL_TEXT = (
     "[not in the transcript: what the bill counts here beyond the recorded blocks "
-    "(their formatting, output the client shortened, reminders, hook context)]"
+    "(their formatting, content the client sent that the transcript does not keep)]"
 )
 
 
