@@ -101,6 +101,30 @@ def test_what_the_bill_holds_beyond_the_blocks_becomes_a_block_of_its_own(
     assert reads(a)[2] == (total(second), total(second))  # all the second left cached
 
 
+def _parallel(writes: list[int]) -> Transcript:
+    t = Transcript()
+    t.user("09:00:00", "Read a.py and b.py")
+    reads_ = [use("toolu_a", file_path="a.py"), use("toolu_b", file_path="b.py")]
+    t.asst("09:00:04", "r1", reads_, usage(0, 12000))
+    t.user("09:00:05", [result("toolu_a", "print('a')"), result("toolu_b", "print('b')")])
+    t.asst("09:00:09", "r2", [text("Both print.")], usage(12000, writes[0]))
+    return t
+
+
+def test_the_block_goes_before_the_run_of_results_it_came_with(tmp_path: Path) -> None:
+    grew = growth(counted(_parallel, 1, tmp_path))
+    a = analysed(imported(_parallel([grew[0] + 500]).write(tmp_path / "p.jsonl")).data)
+    # a run of tool results is one lookback position: the block does not split it
+    assert [b.name.split(" ", 1)[1] for b in a.steps[1].blocks[-5:]] == [
+        "tool_use Read",
+        "tool_use Read",
+        "unrecorded",
+        "tool_result Read",
+        "tool_result Read",
+    ]
+    assert a.steps[1].input_residual == 0
+
+
 def test_less_than_the_minimum_stays_a_residual(tmp_path: Path) -> None:
     grew = growth(counted(_edits, 2, tmp_path))
     under = SHORTFALL_MINIMUM - 1

@@ -154,7 +154,8 @@ def quiet_notifications(t: Transcript) -> None:
 def settle(t: Transcript, sizer: Sizer, minimum: int = SHORTFALL_MINIMUM) -> None:
     """Each request's conversation (``t.conversations``) and, where a bill holds more than
     the blocks by ``minimum`` or more, a block for the difference before the item that
-    carries the request's tail marker, in that request and every later one that sends it.
+    carries the request's tail marker (before the run of tool results it ends), in that
+    request and every later one that sends it.
 
     A conversation is one first message on one model, not rewritten since: its first
     billed request sizes what its blocks do not hold (system prompt, tools, prepended
@@ -185,7 +186,7 @@ def settle(t: Transcript, sizer: Sizer, minimum: int = SHORTFALL_MINIMUM) -> Non
         if base is None:
             base = bases[key] = max(0, billed - held)
         elif (short := billed - base - held) >= minimum and r.history:
-            marked = r.marker or r.history[-1]
+            marked = _run_start(r.history, r.marker or r.history[-1])
             if id(marked) not in shortfalls:
                 shortfalls[id(marked)] = Item(
                     "user", "unrecorded", SHORTFALL_TEXT, hidden=_sized(short)
@@ -202,6 +203,15 @@ def settle(t: Transcript, sizer: Sizer, minimum: int = SHORTFALL_MINIMUM) -> Non
                 for i in r.history
                 for x in ((shortfalls[id(i)], i) if id(i) in shortfalls else (i,))
             ]
+
+
+def _run_start(history: list[Item], marked: Item) -> Item:
+    """The first of the tool results in a row that end with ``marked`` (``marked`` itself
+    when it is none): a block placed before it leaves the run one lookback position."""
+    k = next(k for k, i in enumerate(history) if i is marked)
+    while k and marked.kind == "tool_result" and history[k - 1].kind == "tool_result":
+        k -= 1
+    return history[k]
 
 
 def _tokens(item: Item) -> int:
