@@ -381,6 +381,7 @@ def _analyze(
                 # a component whose build raised is named, never silently left out
                 warnings,
                 context,
+                engine.scales.get(mdl, 1.0),
             )
         )
         prev = PreviousStep(blocks, read, write, mdl, prov, at, day, call.index, platform)
@@ -396,6 +397,7 @@ def _analyze(
         approximate_tokens=engine.approximate,
         steps=tuple(steps),
         totals=totals_of(steps),
+        token_scale=dict(engine.scales),
     )
 
 

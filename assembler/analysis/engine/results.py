@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -86,6 +87,19 @@ class StepAnalysis:
     inferred: tuple[tuple[str, int], ...] = ()  # (block, tokens) sized from billed usage
     warnings: tuple[str, ...] = ()  # what the simulator warns of (a request the API rejects)
     price_context: PriceContext = ()  # the recorded context its platform's prices apply
+    # the factor its model's counted sizes were multiplied by to fit the bill (an imported
+    # session analysed as recorded; 1.0 otherwise)
+    token_scale: float = 1.0
+
+    @property
+    def input_residual(self) -> int | None:
+        """The billed input minus the simulated input (read + written + uncached), for a
+        step with a bill: what fitting the recorded sizes to the bill left over; ``None``
+        without one."""
+        m = self.measured
+        if m is None:
+            return None
+        return m.input + m.cache_read + m.cache_write - (self.read + self.write + self.uncached)
 
 
 @dataclass(frozen=True)
@@ -98,3 +112,7 @@ class SessionAnalysis:
     approximate_tokens: bool
     steps: tuple[StepAnalysis, ...]
     totals: dict[str, float] = field(default_factory=dict)
+    # per model, the factor the recorded sizes were multiplied by to fit the bill
+    # (``session.token_scale``, applied when analysed at the recorded provider and model;
+    # empty otherwise): "sizes scaled to the bill: ×1.25"
+    token_scale: Mapping[str, float] = field(default_factory=dict)

@@ -280,100 +280,15 @@ TokenCount = Callable[[str], int]
 """Counts a text's tokens. The caller brings it: sessions do not depend on the cache engine."""
 
 
-def counted_tokens(items: list[Item], count: TokenCount, scale: float = 1.0) -> int:
-    """Tokens of the recorded history (counted text times ``scale``); a hidden block counts
-    its size once known."""
+def counted_tokens(items: list[Item], count: TokenCount) -> int:
+    """Tokens of the recorded history; a hidden block counts its size once known."""
     visible = sum(count(item.text) for item in items if item.hidden is None)
     hidden = sum(i.hidden.tokens for i in items if i.hidden is not None and i.hidden.sized)
-    return round(visible * scale) + hidden
-
-
-# below this many counted tokens of growth a fit says little: the factor stays 1
-_FIT_MINIMUM = 2_000
-
-
-@dataclass
-class ScaleFit:
-    """Per model, the billed growth and the counted growth of the requests seen so far."""
-
-    billed: dict[str, int] = field(default_factory=dict)
-    counted: dict[str, int] = field(default_factory=dict)
-
-    def add(self, requests: list[Request], count: TokenCount) -> None:
-        """Each pair of consecutive requests of one conversation on one model whose new
-        items all have text: what the bill grew by against what the counter counts."""
-        before: Request | None = None
-        for r in requests:
-            if r.usage is None or r.label == SIDE_CALL:
-                continue
-            if (
-                before is not None
-                and before.usage is not None
-                and before.model == r.model
-                and _continues(r, before)
-            ):
-                added = r.history[len(before.history) :]
-                if added and all(i.hidden is None for i in added):
-                    grew = total_input(r.usage) - total_input(before.usage)
-                    if grew > 0:
-                        self.billed[r.model] = self.billed.get(r.model, 0) + grew
-                        self.counted[r.model] = self.counted.get(r.model, 0) + sum(
-                            count(i.text) for i in added
-                        )
-            before = r
-
-    def scales(self) -> dict[str, float]:
-        """Per model, billed growth over counted growth, rounded to 3 places (1 when the
-        growth seen is too little to tell)."""
-        out: dict[str, float] = {}
-        for model, counted in self.counted.items():
-            if counted >= _FIT_MINIMUM:
-                out[model] = round(min(10.0, max(0.1, self.billed[model] / counted)), 3)
-        return out
-
-
-def infer_hidden(
-    requests: list[Request], count: TokenCount, scales: Mapping[str, float] | None = None
-) -> None:
-    """Size the blocks whose text a transcript lacks from the billed growth.
-
-    Between two consecutive requests of one conversation (the later one's history
-    starts with the earlier one's), ``total(later) − total(earlier)`` is what was
-    added: the visible new blocks, counted (times the model's fitted ``scales``), plus
-    the hidden ones, split evenly. Thinking stays in the history it was sent in: on the
-    real transcripts we measured, dropping it where the total seemed to shrink broke the
-    history of later requests (the shrink was the counter's error, not the model's)."""
-    before: Request | None = None
-    for r in requests:
-        if r.usage is None or r.label == SIDE_CALL:
-            continue  # a side call (the /compact call) tells nothing of what later requests send
-        if before is not None and before.usage is not None and _continues(r, before):
-            added = r.history[len(before.history) :]
-            scale = (scales or {}).get(r.model, 1.0)
-            rest = (
-                total_input(r.usage)
-                - total_input(before.usage)
-                - counted_tokens(added, count, scale)
-            )
-            unknown = [i.hidden for i in added if i.hidden is not None and not i.hidden.sized]
-            for h in unknown:
-                h.tokens = max(0, rest) // len(unknown)
-        before = r
-
-
-def _continues(later: Request, earlier: Request) -> bool:
-    n = len(earlier.history)
-    return (
-        later.thread == earlier.thread
-        and len(later.history) >= n
-        and (n == 0 or later.history[n - 1] is earlier.history[n - 1])
-    )
+    return visible + hidden
 
 
 def infer_prefix(
-    requests: list[tuple[dict[str, int] | None, list[Item]]],
-    count: TokenCount,
-    scales: list[float] | None = None,
+    requests: list[tuple[dict[str, int] | None, list[Item]]], count: TokenCount
 ) -> int:
     """Size of what a transcript does not record (system prompt + tools).
 
@@ -382,9 +297,5 @@ def infer_prefix(
     with usage, floored at 0: the smallest, because history we under-count
     (omitted thinking, images) only ever makes the difference larger.
     """
-    gaps = [
-        total_input(u) - counted_tokens(items, count, scales[k] if scales else 1.0)
-        for k, (u, items) in enumerate(requests)
-        if u is not None
-    ]
+    gaps = [total_input(u) - counted_tokens(items, count) for u, items in requests if u is not None]
     return max(0, min(gaps)) if gaps else 0

@@ -46,6 +46,7 @@ def test_records_built_by_position_keep_their_field_order() -> None:
         "inferred",
         "warnings",
         "price_context",
+        "token_scale",
     ]
     assert [f.name for f in fields(CacheResult)] == [
         "total",

@@ -1,13 +1,13 @@
 """What a Claude Code transcript does not record, as blocks sized from the bill: the system
 prompt and tools, the context the client prepends to the first message, the part of them
 other traffic of the same client keeps cached, and their changes (the conversation re-sent
-rewritten, the tools listed again)."""
+rewritten or restarted, the tools listed again)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from assembler.sessions.importers.claude_code_transcript import Transcript
+from assembler.sessions.importers.claude_code.transcript import Conversation, Transcript
 from assembler.sessions.importers.history import SIDE_CALL, unrecorded_block
 
 Block = dict[str, Any]
@@ -19,36 +19,54 @@ CONTEXT_TEXT = "[context the client prepends to the first message: not recorded 
 _SYSTEM_ONLY = ("compaction", "task-notification")
 
 
-def system_part(t: Transcript) -> int | None:
-    """The system prompt's own size, when the bill shows it apart from the context the
-    client prepends to the first message: the read of a main-thread request whose
-    messages are all new (see ``_SYSTEM_ONLY``)."""
-    requests = t.requests
-    for k, r in enumerate(requests):
+def system_parts(t: Transcript) -> dict[str, int]:
+    """Per model, the system prompt's own size, where the bill shows it apart from the
+    context the client prepends to the first message: the read of the first main-thread
+    request on that model whose messages are all new (see ``_SYSTEM_ONLY``)."""
+    out: dict[str, int] = {}
+    for r in t.requests:
         label = r.label or ""
-        if r.thread == "" and label != SIDE_CALL and label.startswith(_SYSTEM_ONLY):
-            after = next((x for x in requests[k:] if x.usage is not None), None)
-            if after is not None and after.usage is not None:
-                read = after.usage["cache_read"]
-                if 0 < read < t.prefix:
-                    return read
-    return None
+        if r.thread or r.usage is None or label == SIDE_CALL or r.model in out:
+            continue
+        conversation = t.conversations.get(id(r))
+        read = r.usage["cache_read"]
+        if label.startswith(_SYSTEM_ONLY) and conversation and 0 < read < conversation.unrecorded:
+            out[r.model] = read
+    return out
+
+
+def hour_parts(t: Transcript) -> dict[str, int]:
+    """Per model, where the entries a bill mixing lifetimes wrote for an hour end: its read
+    plus its 1-hour write (the API writes the 1-hour entries before the 5-minute ones)."""
+    out: dict[str, int] = {}
+    for r in t.requests:
+        u = r.usage
+        if u is not None and r.ttl == "5m" and u.get("cache_write_1h", 0) and r.model not in out:
+            out[r.model] = u["cache_read"] + u["cache_write_1h"]
+    return out
 
 
 def prefix_blocks(
-    t: Transcript, who: str, system: int | None, ttl: str | None, rewrites: int = 0
+    who: str,
+    conversation: Conversation,
+    system: int | None,
+    hour: int,
+    ttl: str | None,
+    rewrites: int = 0,
 ) -> list[Block]:
     """The unrecorded system prompt and tools; apart from the context prepended to the
     first message when the bill separates them: by the read after a compaction or a
     rewrite (main agent), or by a bill mixing lifetimes (Claude Code writes its system
     prompt and tools for an hour, the messages for five minutes). In a request of
     5-minute writes the part billed for an hour carries its own lifetime. After the
-    client re-sent the conversation rewritten, the context is another text."""
+    client re-sent the conversation rewritten, or restarted it from a compaction's
+    summary, the context is another text, sized from the bill of its first request."""
     size = system if system is not None and not who else None
-    if size is None and 0 < t.hour < t.prefix:
-        size = t.hour
-    if size is None:
-        blocks = [unrecorded_block(t.prefix, who)]
+    total = conversation.unrecorded
+    if size is None and 0 < hour < total:
+        size = hour
+    if size is None or size >= total:
+        blocks = [unrecorded_block(total, who)]
     else:
         head = unrecorded_block(size, who)
         head["name"] = "unrecorded system prompt"
@@ -56,28 +74,35 @@ def prefix_blocks(
         text = CONTEXT_TEXT if not who else CONTEXT_TEXT.replace("[", f"[{who}: ", 1)
         if rewrites:
             text = text.replace("]", f" (re-sent rewritten, {rewrites}×)]", 1)
+        if conversation.restarts:
+            text = text.replace("]", f" (conversation restarted, {conversation.restarts}×)]", 1)
         context = {
             "section": "messages",
             "name": "unrecorded first-message context",
             "role": "user",
             "text": text,
-            "tokens": max(0, t.prefix - size),
+            "tokens": total - size,
             "inferred": True,
         }
         blocks = [head, context]
-    if t.hour and ttl == "5m":
+    if hour and ttl == "5m":
         blocks[0]["ttl"] = "1h"
     return blocks
 
 
+def who_of(main: Transcript | None, t: Transcript) -> str:
+    """The thread's name in its blocks: empty for the main agent."""
+    return "" if t is main else f"subagent {t.agent_id}"
+
+
 def first_reads(main: Transcript, subs: list[Transcript]) -> dict[str, int]:
-    """Per thread (``who``), the read billed to its first request."""
+    """Per thread (``who``), the read billed to its first request: split off at that size
+    on every model the thread runs on, so its blocks keep one text from model to model."""
     out: dict[str, int] = {}
     for t in (main, *subs):
-        who = "" if t is main else f"subagent {t.agent_id}"
         usage = next((r.usage for r in t.requests if r.usage is not None), None)
         if usage is not None:
-            out.setdefault(who, usage["cache_read"])
+            out.setdefault(who_of(main, t), usage["cache_read"])
     return out
 
 

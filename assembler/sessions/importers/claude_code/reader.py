@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from assembler.sessions.importers.claude_code_transcript import (
+from assembler.sessions.importers.claude_code.transcript import (
     Dropped,
     Mark,
     Transcript,
