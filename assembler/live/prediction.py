@@ -24,7 +24,7 @@ from assembler.cache.store import CacheStore
 from assembler.limits import one_line
 from assembler.live.routes import MESSAGES, RESPONSES
 from assembler.live.sessions import closest, session_hint
-from assembler.sessions.importers.history import ScaleFit
+from assembler.sessions.importers.claude_code.sizes import ScaleFit
 from assembler.sessions.importers.records import Record
 from assembler.sessions.importers.request_logs.requests_lines import failure
 from assembler.sessions.importers.request_logs.requests_log import (
@@ -101,10 +101,7 @@ def _fit(session: _Session, pending: _Pending, usage: Usage) -> None:
     billed = usage.input + usage.cache_read + usage.cache_write
     if step is None or billed <= 0:
         return
-    fit = session.fit
-    counted = round(step.tokens["total"] / pending.scale)
-    fit.billed[step.model] = fit.billed.get(step.model, 0) + billed
-    fit.counted[step.model] = fit.counted.get(step.model, 0) + counted
+    session.fit.add_pair(step.model, billed, round(step.tokens["total"] / pending.scale))
 
 
 def _miss(step: StepAnalysis) -> tuple[str | None, str | None]:

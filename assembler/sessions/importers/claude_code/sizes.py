@@ -91,9 +91,13 @@ class ScaleFit:
                 continue
             assert r.usage is not None and before.usage is not None
             grew = total_input(r.usage) - total_input(before.usage)
-            counted = sum(map(sizer.counted, added))
-            if grew > 0 and counted > 0:
-                self.pairs.setdefault(r.model, []).append((grew / counted, counted))
+            self.add_pair(r.model, grew, sum(map(sizer.counted, added)))
+
+    def add_pair(self, model: str, billed: int, counted: int) -> None:
+        """One observation of ``model``: ``billed`` tokens where the counter counts ``counted``
+        (the growth of a transcript's request, or a live request's whole input)."""
+        if billed > 0 and counted > 0:
+            self.pairs.setdefault(model, []).append((billed / counted, counted))
 
     def scales(self) -> dict[str, float]:
         """Per model, the median of billed over counted growth, each pair weighted by its
