@@ -36,7 +36,6 @@ Block = dict[str, Any]
 #: An idle gap past which a session's own cache entries may be gone (OpenAI keeps in-memory
 #: entries 5 to 10 minutes idle): the shared part is marked cached again after it.
 IDLE = timedelta(minutes=5)
-BASE_TEXT = "[base instructions: as recorded in session_meta]"
 TOOLS_TEXT = "[tool definitions: not recorded in the rollout]"
 
 
@@ -73,7 +72,7 @@ def head_blocks(size: int, base: str, count: TokenCount) -> list[Block]:
         del block["breakpoint"]
         return [block]
     return [
-        {"section": "system", "name": "base instructions", "text": base},
+        {"section": "system", "name": "base instructions", "text": base, "tokens": counted},
         {
             "section": "system",
             "name": "unrecorded tools",
@@ -84,15 +83,16 @@ def head_blocks(size: int, base: str, count: TokenCount) -> list[Block]:
     ]
 
 
-def shared_split(blocks: list[Block], shared: int, count: TokenCount) -> list[Block]:
+def shared_split(blocks: list[Block], shared: int) -> list[Block]:
     """``blocks`` with their first ``shared`` tokens ending a block: the part of the
-    unrecorded block they end in split off it (every request has the same blocks)."""
+    unrecorded block they end in split off it (every request has the same blocks). A
+    recorded text is not split: the part ends before it."""
     left = shared
     for k, b in enumerate(blocks):
-        size = b["tokens"] if "tokens" in b else count(b["text"])
-        if left <= 0:
-            return blocks
-        if "tokens" in b and 0 < left < size:
+        size = b["tokens"]
+        if left < size:
+            if left <= 0 or not b["name"].startswith("unrecorded"):
+                return blocks
             head = {**b, "name": f"{b['name']}, cached before", "tokens": left}
             head["text"] = b["text"].replace("]", " (the part other sessions keep cached)]", 1)
             return [*blocks[:k], head, {**b, "tokens": size - left}, *blocks[k + 1 :]]
@@ -100,16 +100,15 @@ def shared_split(blocks: list[Block], shared: int, count: TokenCount) -> list[Bl
     return blocks
 
 
-def shared_end(blocks: list[Block], shared: int, count: TokenCount) -> int:
-    """The index of the block the shared part ends with (-1: none)."""
-    if shared <= 0:
-        return -1
-    total = 0
+def shared_end(blocks: list[Block], shared: int) -> int:
+    """The index of the last block within the shared part (-1: none)."""
+    total, end = 0, -1
     for k, b in enumerate(blocks):
-        total += b["tokens"] if "tokens" in b else count(b["text"])
-        if total >= shared:
-            return k
-    return len(blocks) - 1
+        total += b["tokens"]
+        if total > shared:
+            break
+        end = k
+    return end if shared > 0 else -1
 
 
 def first_read(requests: list[Request], size: int) -> int:

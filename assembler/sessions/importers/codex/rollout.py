@@ -77,10 +77,8 @@ class _Heads:
     def __init__(self, requests: list[Request], meta: Mapping[str, Any], count: TokenCount):
         size = head_size(requests, count)
         self.shared = first_read(requests, size)
-        self.blocks = shared_split(
-            head_blocks(size, base_instructions(meta), count), self.shared, count
-        )
-        self.end = shared_end(self.blocks, self.shared, count)
+        self.blocks = shared_split(head_blocks(size, base_instructions(meta), count), self.shared)
+        self.end = shared_end(self.blocks, self.shared)
         self.last: datetime | None = None
 
     def at(self, sent: datetime) -> list[dict[str, Any]]:
