@@ -28,8 +28,8 @@ HOSTED_ITEMS = ("web_search_call",)
 
 #: Tokens around an item on the wire, beyond its text. Fitted on the corpus's billed growth
 #: between consecutive requests of a turn (docs/importers.md, "Rules and their evidence"):
-#: a call with its output grows the input by their texts plus about 26 tokens on gpt-5.5
-#: (codemie-code, spread of 2 tokens over 43 pairs).
+#: a call with its output grows the input by their texts plus 26 tokens (codemie-code,
+#: median of 25 single pairs, 24 to 50).
 FRAMING = {
     "message": 4,
     "function_call": 13,
@@ -40,10 +40,11 @@ FRAMING = {
     "reasoning": 2,
     "image": 0,
 }
-#: A reasoning item is sent back with its summary: each part's text plus this framing. At the
-#: moonmind rollouts' turn starts the bill dropped 22 to 34 tokens per reasoning item more
-#: than their reasoning_output_tokens; their summaries are one part of about 8 tokens each
-#: (codemie-code's reasoning has no summary and costs 2 tokens more than its reasoning).
+#: What a reasoning item with a summary costs beyond its reasoning tokens and framing, the
+#: same whatever the summary's length (long summaries of several parts cost no more): at
+#: the moonmind rollouts' turn starts the bill dropped 22 to 34 tokens per item more than
+#: their reasoning_output_tokens, and 17 fits the growth within a turn best (median error
+#: under 8 tokens a request). codemie-code's reasoning has no summary.
 SUMMARY_FRAMING = 17
 
 #: Observed on Codex rollouts: an image in the history adds about 256 tokens to the input
@@ -109,7 +110,7 @@ def history_item(payload: Mapping[str, Any], count: Count, legacy: bool) -> Item
             p["text"] for p in iter_items(payload.get("summary")) if isinstance(p.get("text"), str)
         ]
         head = f"[reasoning {rid if isinstance(rid, str) else ''}: encrypted]"
-        # sized once its response's usage is known: see reasoning_extra()
+        # its share of the response's reasoning tokens is added once the usage is read
         extra = FRAMING["reasoning"] + (SUMMARY_FRAMING if summary else 0)
         how = f"its response's reasoning_output_tokens, plus {extra} tokens of summary and framing"
         return Item(
@@ -120,7 +121,7 @@ def history_item(payload: Mapping[str, Any], count: Count, legacy: bool) -> Item
         )
     if itype in HOSTED_ITEMS:
         # its results are not in the rollout: sized from the billed growth
-        return Item("assistant", str(itype), call_input(payload), call_name(payload), Hidden())
+        return Item("assistant", str(itype), call_input(payload), hidden=Hidden())
     if itype == "message":
         role = payload.get("role")
         content = payload.get("content")

@@ -74,6 +74,8 @@ class Response:
 
 @dataclass
 class Reader:
+    """Reads a rollout record by record (``read``), then ``finish`` sizes the reasoning."""
+
     count: Count
     entries: list[Entry] = field(default_factory=list)
     responses: list[Response] = field(default_factory=list)
