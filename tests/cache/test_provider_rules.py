@@ -217,14 +217,14 @@ def test_gpt_5_6_reads_exactly_at_an_explicit_breakpoint_without_rounding() -> N
 
 def test_before_gpt_5_6_the_prefix_is_read_rounded_down_to_128() -> None:
     sim, store = simulator("openai", seg()), CacheStore()
-    sim.request(_openai("gpt-5.5", "a"), "gpt-5.5", at(0), store)
-    second = sim.request(_openai("gpt-5.5", "b"), "gpt-5.5", at(10), store)
+    sim.request(_openai("gpt-5-codex", "a"), "gpt-5-codex", at(0), store)
+    second = sim.request(_openai("gpt-5-codex", "b"), "gpt-5-codex", at(10), store)
     assert second.read == 49_920
 
 
 def test_the_512_step_from_an_offset_of_384_is_data_and_rounds_as_observed() -> None:
     observed = rules()["openai"]["increment"]["observed"][0]
-    assert (observed["step"], observed["offset"]) == (512, 384)
+    assert (observed["step"], observed["offset"], observed["models"]) == (512, 384, ["gpt-5.5"])
     assert "4,480, 4,992, 5,504" in observed["evidence"]
     sim = TokenPrefixSimulator("openai", seg())
     assert [sim._floor(n, 1024, (512, 384)) for n in (50_000, 4_500, 5_000, 1_000)] == [
@@ -234,6 +234,22 @@ def test_the_512_step_from_an_offset_of_384_is_data_and_rounds_as_observed() -> 
         0,
     ]
     assert sim._floor(50_000, 1024, (128, 0)) == 49_920
+
+
+def test_gpt_5_5_reads_in_512_token_steps_from_384() -> None:
+    """The codemie-code rollout's reads (gpt-5.5): all 48 non-zero reads are 384 + 512k,
+    e.g. 41,344 after a request of 41,614 tokens, where 128-token steps give 41,600."""
+    assert sim_rounding("gpt-5.5") == (512, 384)
+    assert sim_rounding("gpt-5.5-2026-04-23") == (512, 384)
+    assert sim_rounding("gpt-5-codex") == sim_rounding("gpt-5.1-codex") == (128, 0)
+    sim, store = simulator("openai", seg()), CacheStore()
+    sim.request(_openai("gpt-5.5", "a"), "gpt-5.5", at(0), store)
+    second = sim.request(_openai("gpt-5.5", "b"), "gpt-5.5", at(10), store)
+    assert second.read == 49_536  # 50,000 matched: 384 + 96 x 512
+
+
+def sim_rounding(model: str) -> tuple[int, int]:
+    return TokenPrefixSimulator("openai", seg()).rounding(model)
 
 
 def test_gpt_5_6_writes_at_most_four_breakpoints_and_considers_the_latest_80() -> None:
@@ -263,16 +279,16 @@ def test_gpt_5_6_explicit_mode_without_a_breakpoint_caches_nothing() -> None:
 
 def test_prompt_cache_key_and_retention_as_recorded() -> None:
     sim, store = simulator("openai", seg()), CacheStore()
-    blocks = _openai("gpt-5.5", "a")
-    sim.request(blocks, "gpt-5.5", at(0), store, RequestSettings(prompt_cache_key="a"))
-    moved = sim.request(blocks, "gpt-5.5", at(10), store, RequestSettings(prompt_cache_key="b"))
+    blocks = _openai("gpt-5.4", "a")
+    sim.request(blocks, "gpt-5.4", at(0), store, RequestSettings(prompt_cache_key="a"))
+    moved = sim.request(blocks, "gpt-5.4", at(10), store, RequestSettings(prompt_cache_key="b"))
     assert (moved.read, moved.cause) == (0, "cache_key_changed")
     # in-memory retention: 2 hours later the entry is gone; 24h keeps it
     for retention, read in (("in_memory", 0), ("24h", 50_176)):
         sim, store = simulator("openai", seg()), CacheStore()
         kept = RequestSettings(retention=retention)
-        sim.request(blocks, "gpt-5.5", at(0), store, kept)
-        assert sim.request(blocks, "gpt-5.5", at(7200), store, kept).read == read, retention
+        sim.request(blocks, "gpt-5.4", at(0), store, kept)
+        assert sim.request(blocks, "gpt-5.4", at(7200), store, kept).read == read, retention
 
 
 # --- DeepSeek, Gemini ----------------------------------------------------------------------

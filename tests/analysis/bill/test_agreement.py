@@ -10,14 +10,15 @@ def test_the_report_over_every_fixture() -> None:
     from benchmarks.agreement_report import FIXTURES, fixture_files, measure, report
 
     files = fixture_files(FIXTURES)
-    assert len(files) == 14  # every main file; subagent and compaction files ride with theirs
+    assert len(files) == 16  # every main file; subagent and compaction files ride with theirs
     total = Fidelity()
     for m in measure(FIXTURES):
         assert m.fidelity is not None, m.refused
         total = total + m.fidelity
-    assert (total.agreement.steps, total.agreement.agree) == (62, 61)
-    # the one disagreement: a prefix warmed outside the log
-    assert total.agreement.reasons["unexplained"] == 1
+    assert (total.agreement.steps, total.agreement.agree) == (71, 70)
+    # the one disagreement: a prefix warmed outside the log; the other unexplained partial
+    # is gpt-5.5's 512-token step (codex_traffic/rollout-codex-0125.jsonl, both sides agree)
+    assert total.agreement.reasons["unexplained"] == 2
     lines = report(FIXTURES, "hand-made fixtures")
     print("\n".join(lines))  # the figure the README states
     assert any(line.startswith("class agreement 29/29 (100.0%)") for line in lines)

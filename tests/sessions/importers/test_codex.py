@@ -12,6 +12,7 @@ from importer_helpers import CODEX, lines, steps, texts
 from assembler.analysis.engine.importing import import_file
 from assembler.cache.tokenizers import counter
 from assembler.sessions.importers import ImporterError
+from assembler.sessions.importers.codex.items import FRAMING, SUMMARY_FRAMING
 from assembler.sessions.model import Usage
 from assembler.sessions.replay import Step
 
@@ -61,14 +62,16 @@ def test_usage_is_last_token_usage_with_cached_tokens_taken_out(all_steps: list[
 
 
 def test_unrecorded_prefix_follows_the_documented_inference(all_steps: list[Step]) -> None:
-    count = counter("o200k_base").count
+    """The head is the smallest billed input less the history's size over the requests
+    before the history is first rewritten (the model switch at step 4)."""
     gaps = []
-    for s in all_steps:
+    for s in all_steps[:3]:
         assert s.call.usage is not None and s.call.request is not None
         u = s.call.usage
-        gaps.append(u.input + u.cache_read + u.cache_write - sum(count(t) for t in texts(s)[1:]))
+        history = sum(b.tokens or 0 for b in s.call.request[1:])
+        gaps.append(u.input + u.cache_read + u.cache_write - history)
     sizes = {s.call.request[0].tokens for s in all_steps if s.call.request}
-    assert sizes == {min(gaps)} and 7000 < min(gaps) < 9000
+    assert sizes == {min(gaps)} and 7000 < min(gaps) < 9500
     assert not any(b.breakpoint for s in all_steps for b in s.call.request or ())
 
 
@@ -87,12 +90,18 @@ def test_history_is_input_items_in_order_with_reasoning_as_a_sized_block(
         "messages[5] function_call_output",
     ]
     assert second[1].text.startswith("<user_instructions>")
-    assert (
-        json.loads(second[5].text)["arguments"]
-        == '{"command":["rg","-n","def report","ledgerline"]}'
-    )
-    # the reasoning goes back in the same turn, sized, never as its encrypted text
-    assert second[4].inferred and second[4].tokens is not None
+    # a call as the model reads it: its arguments; an output object read decoded
+    assert json.loads(second[5].text) == {"command": ["rg", "-n", "def report", "ledgerline"]}
+    assert second[6].text == 'ledgerline/cli.py:40:def report(args):\n\nmetadata: {"exit_code": 0}'
+    # every block counted with the framing of its kind
+    count = counter("o200k_base").count
+    assert second[5].tokens == count(second[5].text) + FRAMING["function_call"]
+    # the reasoning goes back in the same turn, sized, never as its encrypted text; its
+    # summary is shown
+    assert second[4].text.endswith("Find the command.")
+    first_count = next(r for r in lines(CODEX) if r["payload"].get("type") == "token_count")
+    reasoning = first_count["payload"]["info"]["last_token_usage"]["reasoning_output_tokens"]
+    assert second[4].tokens == reasoning + FRAMING["reasoning"] + SUMMARY_FRAMING
     assert not any("gAAAA" in t for s in all_steps for t in texts(s))
 
 

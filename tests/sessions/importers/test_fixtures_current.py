@@ -27,10 +27,11 @@ def test_build_reproduces_every_fixture(tmp_path: Path, monkeypatch: pytest.Monk
     build.codex()
     build.requests_log()
     _builder("build_traffic", monkeypatch, tmp_path).main()
+    _builder("build_codex_traffic", monkeypatch, tmp_path).main()
     # the captures are built from requests/proxy.jsonl as checked in (just compared)
     _builder("build_capture", monkeypatch, tmp_path).main()
     written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.jsonl"))
     checked_in = sorted(p.relative_to(FIXTURES) for p in FIXTURES.rglob("*.jsonl"))
-    assert written == checked_in and len(written) == 7 + 9 + 2
+    assert written == checked_in and len(written) == 7 + 9 + 2 + 2
     for rel in written:
         assert (tmp_path / rel).read_bytes() == (FIXTURES / rel).read_bytes(), rel

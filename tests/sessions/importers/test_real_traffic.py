@@ -244,23 +244,24 @@ def test_the_previous_response_is_part_of_the_prefix_and_reasoning_leaves_at_a_n
 
 def test_images_are_sized_and_left_out_of_the_cached_count() -> None:
     """Item 10: the image is a 256-token block; a read through it is the prefix rounded
-    down to 128 (8,320 of the 8,433 it matched) less the image, as the bill counts it, and the
-    image is billed uncached; the step is a full hit on both sides."""
+    down to 128 (8,448 of the 8,452 it matched through the previous answer) less the image, as
+    the bill counts it, and the image is billed uncached; the step is a full hit on both sides."""
     a = analysed("codex_responses.jsonl")
     image = next(b for b in a.steps[2].blocks if b.name.endswith("image"))
     assert image.tokens == 256
     step = a.steps[3]
-    assert sum(b.tokens for b in step.blocks[:8]) == 8_426  # through the image
-    assert step.read == 8_320 - 256
+    assert sum(b.tokens for b in step.blocks[:8]) == 8_441  # through the image
+    assert step.read == 8_448 - 256
     assert next(b.cache for b in step.blocks if b.name.endswith("image")) == "uncached"
     c = checks("codex_responses.jsonl")[3]
-    assert (c.simulated.read, c.measured.read, c.read_error) == (8_064, 8_064, 0)
+    assert (c.simulated.read, c.measured.read, c.read_error) == (8_192, 8_192, 0)
     assert (c.simulated_class, c.measured_class, c.reason) == (FULL_HIT, FULL_HIT, None)
 
 
 def test_the_read_error_is_in_the_models_granularity() -> None:
     """Item 11: 128-token steps on this model, from the rules file."""
-    assert granularity("openai", "gpt-5.5-codex") == 128
+    assert granularity("openai", "gpt-5-codex") == 128
+    assert granularity("openai", "gpt-5.5") == 512  # the reads of the codemie-code rollout
     assert {c.granularity for c in checks("codex_responses.jsonl")} == {128}
     assert granularity("anthropic", "claude-sonnet-4-5") == 1
 
