@@ -24,7 +24,6 @@ from assembler.cache.store import CacheStore
 from assembler.limits import one_line
 from assembler.live.routes import MESSAGES, RESPONSES
 from assembler.live.sessions import closest, session_hint
-from assembler.sessions.importers.claude_code.sizes import ScaleFit
 from assembler.sessions.importers.records import Record
 from assembler.sessions.importers.request_logs.requests_lines import failure
 from assembler.sessions.importers.request_logs.requests_log import (
@@ -32,6 +31,7 @@ from assembler.sessions.importers.request_logs.requests_log import (
     measured,
     requests_session,
 )
+from assembler.sessions.importers.sizing import ScaleFit
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import Usage
 

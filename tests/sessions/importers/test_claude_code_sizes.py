@@ -16,7 +16,8 @@ from typing import Any
 from assembler.analysis.bill.measured import compare_measured
 from assembler.analysis.engine.analyzer import analyze
 from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
-from assembler.sessions.importers.claude_code.sizes import SHORTFALL_MINIMUM, ScaleFit
+from assembler.sessions.importers.claude_code.sizes import SHORTFALL_MINIMUM
+from assembler.sessions.importers.sizing import ScaleFit
 from assembler.sessions.loader import parse_session
 from tests.sessions.importers.claude_code_records import (
     SONNET,

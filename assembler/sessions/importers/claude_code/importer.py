@@ -18,13 +18,7 @@ from typing import Any
 
 from assembler.sessions.importers.claude_code.emit import emit
 from assembler.sessions.importers.claude_code.reader import read_transcript
-from assembler.sessions.importers.claude_code.sizes import (
-    ScaleFit,
-    Sizer,
-    infer_hidden,
-    quiet_notifications,
-    settle,
-)
+from assembler.sessions.importers.claude_code.sizes import quiet_notifications, settle
 from assembler.sessions.importers.claude_code.transcript import Dropped, Transcript
 from assembler.sessions.importers.history import (
     SIDE_CALL,
@@ -41,6 +35,7 @@ from assembler.sessions.importers.records import (
     no_requests,
     read_jsonl,
 )
+from assembler.sessions.importers.sizing import ScaleFit, Sizer, infer_hidden
 
 AGENT = "claude-code"
 

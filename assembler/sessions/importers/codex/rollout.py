@@ -27,10 +27,10 @@ from assembler.sessions.importers.history import (
     ToolDone,
     TurnStart,
     history_blocks,
-    infer_hidden,
     session_doc,
 )
 from assembler.sessions.importers.records import Skipped, no_requests, read_jsonl
+from assembler.sessions.importers.sizing import Sizer, infer_hidden
 
 AGENT = "codex"
 ROOT = "codex_session"
@@ -100,7 +100,7 @@ def import_codex(path: Path, count: TokenCount) -> Imported:
     requests = [r.request for r in reader.responses]
     if not requests:
         raise no_requests(str(path), "response_item records after a turn_context with the model")
-    infer_hidden(requests, count)
+    infer_hidden(requests, Sizer(count))
     entries = _entries(reader)
     heads = _Heads(requests, reader.meta, count)
     events = Events()
