@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,8 +11,34 @@ from assembler.sessions.model import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
+BROWSER = ROOT / "tests" / "browser"
 
 
 @pytest.fixture(scope="session")
 def research_session() -> Session:
     return load_session(SAMPLES / "research_agent.yaml")
+
+
+@pytest.fixture(autouse=True)
+def _nothing_stays_frozen() -> Iterator[None]:
+    """The app freezes every object alive once it holds an analysis (freeze_for_reuse), as a
+    server should; in a test process that is every object of every test run before. Left
+    frozen, each later analyze() walks them all to count them (gc.get_freeze_count is a
+    list walk): 0.13 s a call, measured, 25 times the brute-force test's own work. The
+    frozen objects go back to the collector's oldest generation after each test."""
+    yield
+    gc.unfreeze()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser tests are exactly those under tests/browser: `make unit` leaves that
+    folder out (its modules import Playwright and start servers) and `make browser` runs
+    only it, so a test on the wrong side of that line would run in neither."""
+    for item in items:
+        marked = item.get_closest_marker("browser") is not None
+        if marked != (BROWSER in item.path.parents):
+            where = "outside" if marked else "inside"
+            raise pytest.UsageError(
+                f"{item.nodeid}: {'marked' if marked else 'not marked'} browser {where} "
+                "tests/browser; expected browser tests there and only there"
+            )

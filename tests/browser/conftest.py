@@ -1,12 +1,21 @@
-"""One Streamlit server per module and Debian's chromium, driven by Playwright's sync API."""
+"""One Streamlit server and one Debian chromium per test process, driven by Playwright's sync
+API. Starting either costs seconds of CPU on a 2-core machine, so every module that needs
+the app with its default settings shares them; a test that needs other settings (or a
+server no request has reached yet) starts its own."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from scripts.app_server import CHROMIUM_ARGS, ROOT, chromium_path, running_app
+from ui.work_budget import DEFAULT_SECONDS
+
+# The shared server's settings are the defaults whatever the caller's environment says.
+DEFAULTS = {"INSPECTOR_ANALYSIS_SECONDS": str(DEFAULT_SECONDS)}
 
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -18,15 +27,35 @@ def installed_chromium() -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """A freshly started app server on a free port; its base URL."""
+def server_log(name: str) -> Path:
+    """A log file of its own for each server, per xdist worker (they run side by side)."""
     ARTIFACTS.mkdir(exist_ok=True)
-    with (ARTIFACTS / "server.log").open("wb") as log, running_app(log) as base:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return ARTIFACTS / (f"{name}-{worker}.log" if worker else f"{name}.log")
+
+
+@pytest.fixture(scope="session")
+def logged_server() -> Iterator[tuple[str, Path]]:
+    """The shared app server with its default settings: its base URL and its log."""
+    path = server_log("server")
+    with path.open("wb") as log, running_app(log, env=DEFAULTS) as base:
+        yield base, path
+
+
+@pytest.fixture(scope="session")
+def server(logged_server: tuple[str, Path]) -> str:
+    """The shared app server's base URL."""
+    return logged_server[0]
+
+
+@pytest.fixture()
+def fresh_server() -> Iterator[str]:
+    """A server started for one test: nothing has reached it yet."""
+    with server_log("server-fresh").open("wb") as log, running_app(log, env=DEFAULTS) as base:
         yield base
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def chromium() -> Iterator[object]:
     from playwright.sync_api import expect, sync_playwright
 

@@ -44,8 +44,9 @@ def upload_session(page: Page, name: str, raw: bytes) -> None:
     chooser.set_input_files(files=[{"name": name, "mimeType": "application/x-yaml", "buffer": raw}])
 
 
-def test_deep_links_on_a_fresh_server(server: str, tab: Any) -> None:
+def test_deep_links_on_a_fresh_server(fresh_server: str, tab: Any) -> None:
     # The first requests this server ever sees.
+    server = fresh_server
     tab.goto(f"{server}/?step=6&session=research_agent&layout=seed")
     indicator(tab, "Step 6 / 21")
     expect(tab.get_by_text("cached prefix:", exact=False).first).to_be_visible()

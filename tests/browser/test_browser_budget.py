@@ -24,7 +24,6 @@ from playwright.sync_api import expect
 from assembler.sessions.generator import generate_session, write_session
 from scripts.app_server import running_app
 from tests.browser.test_browser import upload_session
-from ui.work_budget import DEFAULT_SECONDS
 
 pytestmark = pytest.mark.browser
 
@@ -48,8 +47,8 @@ def budget_server() -> Iterator[tuple[str, Path]]:
 
 
 @pytest.fixture(scope="module")
-def unhurried_server() -> Iterator[tuple[str, Path]]:
-    yield from _server("unhurried", {"INSPECTOR_ANALYSIS_SECONDS": str(DEFAULT_SECONDS)})
+def unhurried_server(logged_server: tuple[str, Path]) -> tuple[str, Path]:
+    return logged_server  # the shared server keeps the default budget (conftest.DEFAULTS)
 
 
 @pytest.fixture(scope="module")
