@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from assembler.analysis.engine.reuse import release_frozen
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import Session
 
@@ -22,12 +22,11 @@ def research_session() -> Session:
 @pytest.fixture(autouse=True)
 def _nothing_stays_frozen() -> Iterator[None]:
     """The app freezes every object alive once it holds an analysis (freeze_for_reuse), as a
-    server should; in a test process that is every object of every test run before. Left
-    frozen, each later analyze() walks them all to count them (gc.get_freeze_count is a
-    list walk): 0.13 s a call, measured, 25 times the brute-force test's own work. The
-    frozen objects go back to the collector's oldest generation after each test."""
+    server should; in a test process that is every object of every test run before. They
+    go back to the collector after each test, so that no test runs on another's frozen
+    heap."""
     yield
-    gc.unfreeze()
+    release_frozen()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

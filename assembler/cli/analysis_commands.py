@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assembler.analysis.engine import TTLS, Layout, load_layout
+from assembler.analysis.engine import TTLS, Layout, holds_frozen, load_layout
 from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
 from assembler.limits import one_line
@@ -292,7 +292,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         _analyze_one(args, layout)
     finally:
         if was_enabled:  # an in-process caller gets its collector back, without the walk:
-            if not gc.get_freeze_count():  # to the oldest generation, not frozen for good
+            if not holds_frozen():  # to the oldest generation, not frozen for good
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the public names; each loads its module when first used
         SessionAnalysis,
         StepAnalysis,
     )
-    from assembler.analysis.engine.reuse import freeze_for_reuse
+    from assembler.analysis.engine.reuse import freeze_for_reuse, holds_frozen
     from assembler.analysis.engine.wire_request import request_json, wire_format, wire_json
 
 __getattr__ = lazy_names(__name__, __file__)
@@ -68,6 +68,7 @@ __all__ = [
     "duration_text",
     "freeze_for_reuse",
     "full_layout_text",
+    "holds_frozen",
     "import_file",
     "import_session",
     "load_layout",

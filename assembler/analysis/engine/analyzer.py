@@ -24,6 +24,7 @@ from assembler.analysis.engine.local_days import LocalDays
 from assembler.analysis.engine.misses import MissInput, duration_text, find_miss
 from assembler.analysis.engine.pipeline import SessionAssembler
 from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
+from assembler.analysis.engine.reuse import holds_frozen
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.prices.price_context import recorded_context, unpriced_warning
 from assembler.cache.prices.pricing import PROVIDER_IDS, StepPricer, check_model, step_pricer
@@ -227,7 +228,7 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            if not gc.get_freeze_count():
+            if not holds_frozen():
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
