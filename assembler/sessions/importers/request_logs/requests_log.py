@@ -29,6 +29,7 @@ from assembler.sessions.importers.records import (
     Skipped,
     anthropic_usage,
     as_int,
+    bad_usage,
     iter_items,
     kind,
     no_requests,
@@ -44,7 +45,9 @@ from assembler.sessions.importers.request_logs.exchange import (
 )
 from assembler.sessions.importers.request_logs.requests_lines import (
     Failures,
+    check_url,
     failure,
+    id_problem,
     provider,
     request_time,
     url_model,
@@ -186,6 +189,8 @@ def _read_call(rec: Record, failures: Failures) -> _Call | None:
             rec = Record(rec.line, flat_line(read_exchange(rec.data)), rec.source)
         except ExchangeError as exc:
             raise rec.fail(str(exc)) from None
+    else:
+        check_url(rec)
     raw = next((rec.data[k] for k in ("response", "response_body") if k in rec.data), None)
     why = failure(rec, raw)
     if why is not None:
@@ -193,6 +198,9 @@ def _read_call(rec: Record, failures: Failures) -> _Call | None:
         return None
     request = _map(rec, "request", "request_body")
     response = _map(rec, "response", "response_body")
+    bad = bad_usage(response.get("usage"), "response.usage")  # a captured body was JSON text
+    if bad is not None:
+        raise rec.fail(f"{bad[0]}: {bad[1]}")
     api = detect(rec, request, response)
     model = request.get("model") or url_model(rec) or response.get("model")
     if not isinstance(model, str) or not model:
@@ -213,6 +221,13 @@ class _Stored:
     def request(self, call: _Call) -> Mapping[str, Any]:
         """``call``'s request with the stored conversation it continues put before its input."""
         request, prev = call.request, call.request.get("previous_response_id")
+        for field, value in (
+            ("request.previous_response_id", prev),
+            ("response.id", call.response.get("id")),
+        ):
+            why = None if value is None else id_problem(value)
+            if why is not None:
+                raise call.rec.fail(f"{field}: {why}")
         if isinstance(prev, str) and prev:
             earlier = self.conversations.get(prev)
             if earlier is None:

@@ -1,5 +1,5 @@
 """OpenTelemetry spans read from an OTLP JSON export: which span is a model call, its
-attributes, time and usage counts under each convention (see ``otel``)."""
+attributes, time and usage counts under each convention (see ``traces``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from assembler.sessions.importers.records import Record, as_int, kind
+from assembler.limits import MAX_DIGITS, MAX_ID_CHARS, clip, count_problem, time_problem
+from assembler.sessions.importers.records import ImporterError, Record, kind
 
 _MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model")
 # gen_ai.operation.name values of a model call; the others (invoke_agent, create_agent,
@@ -43,26 +44,47 @@ class LlmSpan:
     start: datetime
     attrs: dict[str, Any]
     scope: str  # the instrumentation that wrote it
+    counts: dict[str, int] | None = None  # its usage as recorded (``usage_counts``)
+    groups: dict[str, list[dict[str, Any]]] | None = None  # ``group.N.key`` read once
+
+    def fail(self, field: str, why: str) -> ImporterError:
+        return self.record.fail(f"span {self.name!r}: {field}: {why}")
 
 
 def _value(v: Any) -> Any:
-    """An OTLP ``AnyValue`` as a Python value (64-bit integers come as strings)."""
+    """An OTLP ``AnyValue`` as a Python value (64-bit integers come as strings; one of
+    more digits than an integer converts stays text, for the reader to refuse)."""
     if not isinstance(v, Mapping):
         return None
     if "stringValue" in v:
         return v["stringValue"]
     if "intValue" in v:
-        try:
-            return int(v["intValue"])
-        except (TypeError, ValueError):
-            return None
+        raw = v["intValue"]
+        if isinstance(raw, str) and len(raw) <= MAX_DIGITS:
+            try:
+                return int(raw)
+            except ValueError:
+                return raw
+        return raw if isinstance(raw, int | str) else None
     if "doubleValue" in v:
         return v["doubleValue"]
     if "boolValue" in v:
         return v["boolValue"]
-    if "arrayValue" in v and isinstance(v["arrayValue"], Mapping):
-        return [_value(x) for x in v["arrayValue"].get("values", [])]
+    if "arrayValue" in v:
+        return [_value(x) for x in _values(v["arrayValue"])]
+    if "kvlistValue" in v:  # an object: a reader wanting text or a number refuses it
+        pairs = _values(v["kvlistValue"])
+        return {
+            p["key"]: _value(p.get("value"))
+            for p in pairs
+            if isinstance(p, Mapping) and isinstance(p.get("key"), str)
+        }
     return None
+
+
+def _values(listed: Any) -> list[Any]:
+    values = listed.get("values") if isinstance(listed, Mapping) else None
+    return values if isinstance(values, list) else []
 
 
 def _attrs(rec: Record, raw: Any, where: str) -> dict[str, Any]:
@@ -72,17 +94,34 @@ def _attrs(rec: Record, raw: Any, where: str) -> dict[str, Any]:
         raise rec.fail(
             f"{where}.attributes: expected a list of key/value objects, found {kind(raw)}"
         )
-    return {a["key"]: _value(a.get("value")) for a in raw if isinstance(a, Mapping) and "key" in a}
+    out: dict[str, Any] = {}
+    for i, a in enumerate(raw):
+        if not isinstance(a, Mapping) or "key" not in a:
+            continue
+        key = a["key"]
+        if not isinstance(key, str) or len(key) > MAX_ID_CHARS:
+            found = kind(key) if not isinstance(key, str) else f"{len(key):,} characters"
+            raise rec.fail(
+                f"{where}: attributes[{i}].key: expected an attribute name of at most "
+                f"{MAX_ID_CHARS:,} characters, found {found}"
+            )
+        out[key] = _value(a.get("value"))
+    return out
 
 
-def _time(rec: Record, span: Mapping[str, Any]) -> datetime:
+def _time(rec: Record, span: Mapping[str, Any], where: str) -> datetime:
     raw = span.get("startTimeUnixNano")
     try:
-        return datetime.fromtimestamp(int(raw) // 1000 / 1_000_000, tz=UTC)  # type: ignore[arg-type]
+        at = datetime.fromtimestamp(int(raw) // 1000 / 1_000_000, tz=UTC)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError, OSError):
+        found = f"{len(raw):,} characters" if isinstance(raw, str) else kind(raw)
         raise rec.fail(
-            f"startTimeUnixNano: expected nanoseconds since 1970, found {kind(raw)}"
+            f"{where}: startTimeUnixNano: expected nanoseconds since 1970, found {found}"
         ) from None
+    why = time_problem(at)
+    if why is not None:
+        raise rec.fail(f"{where}: startTimeUnixNano: {why}")
+    return at
 
 
 def _operation(attrs: Mapping[str, Any]) -> str | None:
@@ -99,7 +138,9 @@ def _failed(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
     return code in (2, "2", "STATUS_CODE_ERROR") or "error.type" in attrs
 
 
-def _skip(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> str | None:
+def _skip(
+    span: Mapping[str, Any], attrs: Mapping[str, Any], counts: dict[str, int] | None
+) -> str | None:
     """Why a span is no request: a kind to count, "" for a span that names no model
     (tools, HTTP, …: never a candidate), None for a model call."""
     oi = attrs.get("openinference.span.kind")
@@ -113,7 +154,7 @@ def _skip(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> str | None:
         op = _operation(attrs)
         if op is not None and op not in _CALLS:
             return f"{op} span"
-    if _failed(span, attrs) and usage_counts(attrs) is None:
+    if _failed(span, attrs) and counts is None:
         return "failed call without usage"  # a refused request (429, …) bills nothing
     return None
 
@@ -131,23 +172,44 @@ def model_spans(records: list[Record], skips: Counter[str]) -> list[LlmSpan]:
             for ss in scopes if isinstance(scopes, list) else []:
                 spans = ss.get("spans") if isinstance(ss, Mapping) else None
                 scope = ss.get("scope") if isinstance(ss, Mapping) else None
-                source = str(scope.get("name", "")) if isinstance(scope, Mapping) else ""
+                source = clip(str(scope.get("name", ""))) if isinstance(scope, Mapping) else ""
                 for span in spans if isinstance(spans, list) else []:
                     if not isinstance(span, Mapping):
                         continue
-                    name = str(span.get("name", ""))
-                    attrs = _attrs(rec, span.get("attributes"), f"span {name!r}")
-                    why = _skip(span, attrs)
+                    name = clip(str(span.get("name", "")))
+                    where = f"span {name!r}"
+                    attrs = _attrs(rec, span.get("attributes"), where)
+                    counts = usage_counts(attrs, rec, where)
+                    why = _skip(span, attrs, counts)
                     if why is None:
-                        found.append(LlmSpan(rec, name, _time(rec, span), attrs, source))
+                        at = _time(rec, span, where)
+                        found.append(LlmSpan(rec, name, at, attrs, source, counts))
                     elif why:
                         skips[why] += 1
     found.sort(key=lambda s: s.start)  # stable: spans of one instant keep file order
     return found
 
 
-def usage_counts(a: Mapping[str, Any]) -> dict[str, int] | None:
-    """The usage counts as recorded, from any convention; None if absent."""
-    if not any(k in a for names in USAGE_KEYS.values() for k in names):
+_ALL_USAGE_KEYS = frozenset(k for names in USAGE_KEYS.values() for k in names)
+
+
+def usage_counts(a: Mapping[str, Any], rec: Record, where: str) -> dict[str, int] | None:
+    """The usage counts as recorded, from any convention; None if absent. A count that
+    is not a whole number of tokens (text of digits taken) is refused, naming it."""
+    if _ALL_USAGE_KEYS.isdisjoint(a):
         return None
-    return {w: next((as_int(a[k]) for k in names if k in a), 0) for w, names in USAGE_KEYS.items()}
+    out: dict[str, int] = {}
+    for ours, names in USAGE_KEYS.items():
+        key = next((k for k in names if k in a), None)
+        value = a[key] if key is not None else 0
+        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 16:
+            value = int(value)
+        if value is None:
+            value = 0
+        why = count_problem(value)
+        if why is not None:
+            if isinstance(value, str):
+                why = f"expected a whole number of tokens, found a string of {len(value):,} characters"
+            raise rec.fail(f"{where}: {key}: {why}")
+        out[ours] = int(value)
+    return out
