@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from assembler.collector import collector_paused
 from assembler.sessions.importers.fitting import fit_texts
 from assembler.sessions.importers.history import Imported, TokenCount
 from assembler.sessions.importers.records import ImporterError
@@ -27,8 +28,9 @@ def import_session(
 ) -> Imported:
     """Import ``path`` read as ``format``; raises :class:`ImporterError` (one line). What
     comes back is within the loader's limits (texts cut with a warning: :mod:`fitting`)."""
-    imported = _import(format, path, count, subagents)
-    cut = fit_texts(imported.data, count)
+    with collector_paused():  # a transcript read whole: many objects, no cycles
+        imported = _import(format, path, count, subagents)
+        cut = fit_texts(imported.data, count)
     return Imported(imported.data, imported.warnings + cut) if cut else imported
 
 

@@ -170,7 +170,7 @@ def read_jsonl(
 # A count key whose value is not null or an integer of at most 15 digits (under 2**53):
 # a byte scan that passes every ordinary line without building anything.
 _ODD_COUNT = re.compile(
-    rb'"[A-Za-z0-9_]*(?:_tokens|_requests)"\s*:\s*(?!(?:0|[1-9][0-9]{0,14})\s*[,}\]]|null\s*[,}\]])'
+    rb'(?:_tokens|_requests)"\s*:\s*(?!(?:0|[1-9][0-9]{0,14})\s*[,}\]]|null\s*[,}\]])'
 )
 _COUNT_KEY = re.compile(r"(?:_tokens|_requests)\Z")
 

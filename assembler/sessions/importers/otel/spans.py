@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from assembler.limits import MAX_DIGITS, MAX_ID_CHARS, clip, count_problem, time_problem
+from assembler.limits import (
+    FIRST_YEAR,
+    LAST_YEAR,
+    MAX_DIGITS,
+    MAX_ID_CHARS,
+    MAX_INT,
+    clip,
+    count_problem,
+    time_problem,
+)
 from assembler.sessions.importers.records import ImporterError, Record, kind
 
 _MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model")
@@ -54,7 +63,7 @@ class LlmSpan:
 def _value(v: Any) -> Any:
     """An OTLP ``AnyValue`` as a Python value (64-bit integers come as strings; one of
     more digits than an integer converts stays text, for the reader to refuse)."""
-    if not isinstance(v, Mapping):
+    if type(v) is not dict:  # JSON objects are dicts: no abstract-class check per value
         return None
     if "stringValue" in v:
         return v["stringValue"]
@@ -87,40 +96,42 @@ def _values(listed: Any) -> list[Any]:
     return values if isinstance(values, list) else []
 
 
-def _attrs(rec: Record, raw: Any, where: str) -> dict[str, Any]:
+def _attrs(rec: Record, raw: Any, name: str) -> dict[str, Any]:
     if raw is None:
         return {}
-    if not isinstance(raw, list):
+    if type(raw) is not list:
         raise rec.fail(
-            f"{where}.attributes: expected a list of key/value objects, found {kind(raw)}"
+            f"span {name!r}: attributes: expected a list of key/value objects, found {kind(raw)}"
         )
     out: dict[str, Any] = {}
-    for i, a in enumerate(raw):
-        if not isinstance(a, Mapping) or "key" not in a:
+    for a in raw:
+        if type(a) is not dict:
             continue
-        key = a["key"]
-        if not isinstance(key, str) or len(key) > MAX_ID_CHARS:
-            found = kind(key) if not isinstance(key, str) else f"{len(key):,} characters"
+        key = a.get("key")
+        if type(key) is str and len(key) <= MAX_ID_CHARS:
+            out[key] = _value(a.get("value"))
+        elif key is not None:
+            found = f"{len(key):,} characters" if isinstance(key, str) else kind(key)
             raise rec.fail(
-                f"{where}: attributes[{i}].key: expected an attribute name of at most "
-                f"{MAX_ID_CHARS:,} characters, found {found}"
+                f"span {name!r}: attributes[{raw.index(a)}].key: expected an attribute name "
+                f"of at most {MAX_ID_CHARS:,} characters, found {found}"
             )
-        out[key] = _value(a.get("value"))
     return out
 
 
-def _time(rec: Record, span: Mapping[str, Any], where: str) -> datetime:
+def _time(rec: Record, span: Mapping[str, Any], name: str) -> datetime:
     raw = span.get("startTimeUnixNano")
     try:
         at = datetime.fromtimestamp(int(raw) // 1000 / 1_000_000, tz=UTC)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError, OSError):
         found = f"{len(raw):,} characters" if isinstance(raw, str) else kind(raw)
         raise rec.fail(
-            f"{where}: startTimeUnixNano: expected nanoseconds since 1970, found {found}"
+            f"span {name!r}: startTimeUnixNano: expected nanoseconds since 1970, found {found}"
         ) from None
-    why = time_problem(at)
-    if why is not None:
-        raise rec.fail(f"{where}: startTimeUnixNano: {why}")
+    if not FIRST_YEAR < at.year < LAST_YEAR:  # the calendar's ends: their years checked
+        why = time_problem(at)
+        if why is not None:
+            raise rec.fail(f"span {name!r}: startTimeUnixNano: {why}")
     return at
 
 
@@ -174,15 +185,15 @@ def model_spans(records: list[Record], skips: Counter[str]) -> list[LlmSpan]:
                 scope = ss.get("scope") if isinstance(ss, Mapping) else None
                 source = clip(str(scope.get("name", ""))) if isinstance(scope, Mapping) else ""
                 for span in spans if isinstance(spans, list) else []:
-                    if not isinstance(span, Mapping):
+                    if type(span) is not dict:
                         continue
-                    name = clip(str(span.get("name", "")))
-                    where = f"span {name!r}"
-                    attrs = _attrs(rec, span.get("attributes"), where)
-                    counts = usage_counts(attrs, rec, where)
+                    name = span.get("name", "")
+                    name = name if type(name) is str and len(name) <= 60 else clip(str(name))
+                    attrs = _attrs(rec, span.get("attributes"), name)
+                    counts = usage_counts(attrs, rec, name)
                     why = _skip(span, attrs, counts)
                     if why is None:
-                        at = _time(rec, span, where)
+                        at = _time(rec, span, name)
                         found.append(LlmSpan(rec, name, at, attrs, source, counts))
                     elif why:
                         skips[why] += 1
@@ -191,25 +202,33 @@ def model_spans(records: list[Record], skips: Counter[str]) -> list[LlmSpan]:
 
 
 _ALL_USAGE_KEYS = frozenset(k for names in USAGE_KEYS.values() for k in names)
+_USAGE_ITEMS = tuple(USAGE_KEYS.items())
 
 
-def usage_counts(a: Mapping[str, Any], rec: Record, where: str) -> dict[str, int] | None:
+def usage_counts(a: Mapping[str, Any], rec: Record, name: str) -> dict[str, int] | None:
     """The usage counts as recorded, from any convention; None if absent. A count that
     is not a whole number of tokens (text of digits taken) is refused, naming it."""
     if _ALL_USAGE_KEYS.isdisjoint(a):
         return None
     out: dict[str, int] = {}
-    for ours, names in USAGE_KEYS.items():
+    for ours, names in _USAGE_ITEMS:
         key = next((k for k in names if k in a), None)
-        value = a[key] if key is not None else 0
-        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 16:
-            value = int(value)
-        if value is None:
-            value = 0
-        why = count_problem(value)
-        if why is not None:
-            if isinstance(value, str):
-                why = f"expected a whole number of tokens, found a string of {len(value):,} characters"
-            raise rec.fail(f"{where}: {key}: {why}")
-        out[ours] = int(value)
+        value = 0 if key is None else a[key]
+        if type(value) is not int or not 0 <= value <= MAX_INT:
+            value = _count(value, rec, name, key)
+        out[ours] = value
     return out
+
+
+def _count(value: Any, rec: Record, name: str, key: str | None) -> int:
+    """A count in another form than an integer: its digits as text, a whole float, null."""
+    if value is None:
+        return 0
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 16:
+        value = int(value)
+    why = count_problem(value)
+    if why is not None:
+        if isinstance(value, str):
+            why = f"expected a whole number of tokens, found a string of {len(value):,} characters"
+        raise rec.fail(f"span {name!r}: {key}: {why}")
+    return int(value)

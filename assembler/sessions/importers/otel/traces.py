@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from assembler.limits import MAX_ID_CHARS, clip
+from assembler.limits import MAX_ID_CHARS, ReadRefused, clip, read_capped
 from assembler.sessions.importers.history import (
     Events,
     Imported,
@@ -63,6 +63,7 @@ _INDEXED = re.compile(
     r"\.(\d+)\.(.+)$",
     re.DOTALL,
 )
+_INDEXED_HEADS = ("llm.", "gen_ai.prompt.", "gen_ai.completion.")
 #: Digits of a flattened attribute's index (``llm.input_messages.N.…``): a list position.
 _INDEX_DIGITS = 9
 _PROVIDERS = (  # a keyword of the provider or model name → our provider
@@ -210,13 +211,19 @@ def _genai_blocks(s: LlmSpan) -> list[Block]:
     return blocks
 
 
+def _indexed_any(s: LlmSpan) -> bool:
+    """Whether the span has any flattened ``group.N.key`` attribute."""
+    _indexed(s, "")
+    return bool(s.groups)
+
+
 def _indexed(s: LlmSpan, group: str) -> list[dict[str, Any]]:
     """``group.N.key`` attributes as one ``{key: value}`` per N, in N order (every group
     read in one pass over the span's attributes, the first time one is asked for)."""
     if s.groups is None:
         found: dict[str, dict[int, dict[str, Any]]] = {}
         for key, value in s.attrs.items():
-            m = _INDEXED.match(key)
+            m = _INDEXED.match(key) if key.startswith(_INDEXED_HEADS) else None
             if m is None:
                 continue
             if len(m.group(2)) > _INDEX_DIGITS:
@@ -278,6 +285,8 @@ def _answer(s: LlmSpan) -> str:
     if "gen_ai.output.messages" in s.attrs:
         out = _json_list(s, "gen_ai.output.messages")
         return "\n".join(_part_text(p) for m in out if isinstance(m, Mapping) for p in _parts(m))
+    if not _indexed_any(s):
+        return ""
     out = _indexed(s, "llm.output_messages") or _indexed(s, "gen_ai.completion")
     return "\n".join(_message_text(m) for m in out)
 
@@ -285,11 +294,11 @@ def _answer(s: LlmSpan) -> str:
 def _records(path: Path, skipped: Skipped) -> list[Record]:
     """One JSON document (pretty-printed or not), else JSON Lines."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise ImporterError(str(path), f"the file is over the {MAX_BYTES:,}-byte limit")
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImporterError(str(path), f"cannot read the file: {exc}") from None
+        text = read_capped(path, MAX_BYTES).decode("utf-8-sig")
+    except ReadRefused as exc:
+        raise ImporterError(str(path), str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ImporterError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     try:
         whole = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
@@ -319,11 +328,11 @@ def import_otel(path: Path, count: TokenCount) -> Imported:
     uncached = _uncached_input(spans, providers)
     steps = []
     for s, model, provider in zip(spans, models, providers, strict=True):
-        blocks = (
-            _genai_blocks(s)
-            or _flat_blocks(s, "llm.tools", "llm.input_messages")
-            or _flat_blocks(s, "llm.request.functions", "gen_ai.prompt")
-        )
+        blocks = _genai_blocks(s)
+        if not blocks and _indexed_any(s):
+            blocks = _flat_blocks(s, "llm.tools", "llm.input_messages") or _flat_blocks(
+                s, "llm.request.functions", "gen_ai.prompt"
+            )
         u = measured(s.counts, (s.scope, provider) in uncached)
         steps.append((s, model, provider, blocks, u))
     # What the span does not record (the tools, a system prompt) is sized from usage:
