@@ -20,6 +20,7 @@ from typing import Any
 from assembler.sessions.importers.history import (
     Events,
     Imported,
+    compact_requests,
     content_text,
     json_text,
     session_doc,
@@ -58,11 +59,12 @@ from assembler.sessions.importers.request_logs.requests_shapes import (
     known_part_text,
     own_lifetimes,
     responses_blocks,
-    stored_conversation,
     write_ttl,
 )
+from assembler.sessions.importers.request_logs.responses_chain import ResponsesChain
 
 ROOT = "requests_log"
+Block = dict[str, Any]
 ANTHROPIC, CHAT, RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
 __all__ = [
     "anthropic_blocks",
@@ -209,44 +211,37 @@ def _read_call(rec: Record, failures: Failures) -> _Call | None:
     return _Call(rec, request_time(rec, response), api, request, response, served_by, model[:200])
 
 
-class _Stored:
-    """Responses the API keeps (``previous_response_id``): each one's conversation, and the
-    requests that named one not in the log."""
+def _check_ids(call: _Call) -> None:
+    for field, value in (
+        ("request.previous_response_id", call.request.get("previous_response_id")),
+        ("response.id", call.response.get("id")),
+    ):
+        why = None if value is None else id_problem(value)
+        if why is not None:
+            raise call.rec.fail(f"{field}: {why}")
 
-    def __init__(self) -> None:
-        self.conversations: dict[str, list[Any]] = {}
-        self.missing = 0
-        self.first_missing = ""
 
-    def request(self, call: _Call) -> Mapping[str, Any]:
-        """``call``'s request with the stored conversation it continues put before its input."""
-        request, prev = call.request, call.request.get("previous_response_id")
-        for field, value in (
-            ("request.previous_response_id", prev),
-            ("response.id", call.response.get("id")),
-        ):
-            why = None if value is None else id_problem(value)
-            if why is not None:
-                raise call.rec.fail(f"{field}: {why}")
-        if isinstance(prev, str) and prev:
-            earlier = self.conversations.get(prev)
-            if earlier is None:
-                self.missing += 1
-                self.first_missing = self.first_missing or f"line {call.rec.line}: {prev[:60]}"
-            else:
-                request = {**request, "input": earlier + stored_conversation(request, {})}
-        if isinstance(call.response.get("id"), str):
-            self.conversations[call.response["id"]] = stored_conversation(request, call.response)
-        return request
-
-    def warnings(self) -> tuple[str, ...]:
-        if not self.missing:
-            return ()
-        return (
-            f"{self.missing} request(s) continue a stored response not in the log "
-            f"(previous_response_id, first at {self.first_missing}): their earlier "
-            "conversation is not simulated",
-        )
+def _written(
+    blocks: list[Block], before: list[Block] | None, shared: int, marks: list[int]
+) -> dict[str, Any]:
+    """The request as the session writes it: ``keep`` (the blocks it starts with of the
+    request written before) and its own blocks. ``shared``: how many are known to be the
+    same (a continued Responses conversation; ``marks``: its marked blocks); else they
+    are compared, as the session document compares every importer's requests."""
+    if not shared:
+        if before is None:
+            return {"blocks": blocks}
+        pair = [{"type": "llm", "request": {"blocks": b}} for b in (before, blocks)]
+        out: dict[str, Any] = compact_requests(pair)[1]["request"]
+        return out
+    out = {"keep": shared, "blocks": blocks[shared:]}
+    marks = [k for k in marks if k < shared]
+    if marks:
+        out["breakpoints"] = marks
+        hours = [k for k in marks if blocks[k].get("ttl") == "1h"]
+        if hours:
+            out["breakpoints_1h"] = hours
+    return out
 
 
 def _in_time_order(calls: list[_Call]) -> tuple[list[_Call], tuple[str, ...]]:
@@ -273,15 +268,23 @@ def requests_session(records: Iterable[Record], source: str, id: str) -> Importe
     failures = Failures()
     calls = [c for rec in records if (c := _read_call(rec, failures))]
     calls, order_note = _in_time_order(calls)
-    stored = _Stored()
+    chain = ResponsesChain()
     events = Events()
     initial: tuple[str, str] | None = None  # the session header's provider and model
     current = ("", "")
+    before: list[Block] | None = None  # the blocks of the request written last
     for call in calls:
-        rec, api, response = call.rec, call.api, call.response
-        request = stored.request(call) if api == RESPONSES else call.request
+        rec, api, response, request = call.rec, call.api, call.response, call.request
         request_ttl = write_ttl(request) if api == ANTHROPIC else None
-        blocks = own_lifetimes(BUILDERS[api](request), request_ttl)
+        shared, facts, marks = 0, None, []
+        if api == RESPONSES:
+            _check_ids(call)
+            built = chain.build(rec.line, request, response)
+            blocks, facts, marks = built.blocks, built.facts, built.marks
+            shared = built.shared if built.base is before else 0
+            own_lifetimes(blocks[built.shared :], None)  # the blocks before were done
+        else:
+            blocks = own_lifetimes(BUILDERS[api](request), request_ttl)
         if not blocks:
             raise rec.fail("request: expected at least one message, system prompt or tool")
         at = call.at
@@ -298,11 +301,12 @@ def requests_session(records: Iterable[Record], source: str, id: str) -> Importe
             at,
             output=answer(api, response),
             usage=measured(api, response),
-            request={"blocks": blocks},
-            settings=request_settings(request, response),
+            request=_written(blocks, before, shared, marks),
+            settings=request_settings(request, response, facts),
             diagnostic=response_diagnostic(api == ANTHROPIC, request, response),
             ttl=request_ttl,
         )
+        before = blocks
     if initial is None or events.last is None:
         raise no_requests(
             source,
@@ -316,7 +320,9 @@ def requests_session(records: Iterable[Record], source: str, id: str) -> Importe
         provider=initial[0],
         model=initial[1],
         environment=None,
-        events=events.events,
+        events=[],
     )
-    notes = failures.warnings() + order_note + stored.warnings()
+    # Written with keep already: compacting again would copy every kept block per request.
+    data["events"] = events.events
+    notes = failures.warnings() + order_note + chain.warnings()
     return Imported(data, notes)
