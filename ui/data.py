@@ -14,6 +14,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -34,7 +35,7 @@ from assembler.analysis.engine import (
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Session
-from ui.work_budget import ANALYSIS_SECONDS, AnalysisTooLong, bounded
+from ui.work_budget import ANALYSIS_SECONDS, ANSWER_SECONDS, AnalysisTooLong, bounded
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
@@ -300,6 +301,38 @@ MAX_ANALYSES = 12
 MAX_COMPARISONS = 8
 
 
+#: In a browser session's state after an upload: (its content key, the time by which its
+#: first analysis must end), so that the upload is answered within ``ANSWER_SECONDS``.
+FIRST_ANSWER = "_first_answer"
+
+
+CLI_ANALYZE = (
+    "analyse this session with the command line (python -m assembler analyze), which has "
+    "no time limit"
+)
+
+
+def _answer_hint() -> str:
+    return (
+        f"the app answers a new upload within {ANSWER_SECONDS:g} s; the next step you take "
+        f"lets it run up to {ANALYSIS_SECONDS:g} s, or {CLI_ANALYZE}"
+    )
+
+
+def _first_answer(session_key: str) -> tuple[float, bool]:
+    """The time the analysis of ``session_key`` may take, and whether it is a new upload's
+    first page, which has what is left of the answer's budget (once: an analysis after
+    it, answered or refused, has the full budget)."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return ANALYSIS_SECONDS, False
+    due = st.session_state.get(FIRST_ANSWER)
+    if not isinstance(due, tuple) or due[0] != session_key:
+        return ANALYSIS_SECONDS, False
+    del st.session_state[FIRST_ANSWER]
+    # whole seconds, one at least: what a message says it had
+    return float(max(1, min(ANALYSIS_SECONDS, round(due[1] - time.monotonic())))), True
+
+
 @st.cache_resource(show_spinner=False)
 def _analysis_locks() -> dict[str, Any]:
     """One lock per analysis being computed, so two tabs asking for it run it once.
@@ -325,6 +358,7 @@ def analysis(
     items = _analyses()
     owner = visitor()
     key: AnalysisKey = (session_key, layout.key, provider, model, ttl)
+    limit, first = _first_answer(session_key)
     hit: SessionAnalysis | None = items.get(key, owner)
     if hit is not None:
         return hit
@@ -339,11 +373,12 @@ def analysis(
         started = time.monotonic()
 
         def progress(done: int, total: int) -> None:
-            if time.monotonic() - started > ANALYSIS_SECONDS:
+            if time.monotonic() - started > limit:
+                where = f"{session.source}: " if first else ""
+                why = _answer_hint() if first else CLI_ANALYZE
                 raise AnalysisTooLong(
-                    f"the analysis stopped after {ANALYSIS_SECONDS:.0f} s at step {done:,} of "
-                    f"{total:,}; analyse this session with the command line "
-                    "(python -m assembler analyze), which has no time limit"
+                    f"{where}the analysis stopped after {limit:.0f} s at step {done:,} of "
+                    f"{total:,}; {why}"
                 )
             if total > 0 and (done == total or done % max(1, total // 100) == 0):
                 slot.progress(
@@ -352,10 +387,22 @@ def analysis(
                 )
 
         slot.progress(0.0, text="Analysing the session…")
+        # a new upload's first page: stopped at its budget even inside a long step
+        guard = (
+            bounded(f"{session.source}: the analysis", _answer_hint(), seconds=limit)
+            if first
+            else nullcontext()
+        )
         try:
-            result = analyze(
-                session, layout.layout, provider=provider, model=model, ttl=ttl, progress=progress
-            )
+            with guard:
+                result = analyze(
+                    session,
+                    layout.layout,
+                    provider=provider,
+                    model=model,
+                    ttl=ttl,
+                    progress=progress,
+                )
         except AnalysisTooLong:
             raise
         except UsageError as exc:
@@ -367,6 +414,7 @@ def analysis(
             slot.empty()
             with store["lock"]:
                 store["locks"].pop(key, None)
+
         freeze_for_reuse(result)  # Streamlit's collection after each rerun skips it
         # Bounded by count and by the bytes of the files behind them.
         items.put(key, result, file_bytes(session_key), owner)

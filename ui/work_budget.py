@@ -30,25 +30,32 @@ DEFAULT_SECONDS = 60.0
 POLL_SECONDS = 0.25
 
 
-def _budget() -> float:
-    given = os.environ.get("INSPECTOR_ANALYSIS_SECONDS")
+def _budget(name: str, default: float) -> float:
+    given = os.environ.get(name)
     if given is None:
-        return DEFAULT_SECONDS
+        return default
     try:
         seconds = float(given)
     except ValueError:
         seconds = math.nan
     if not math.isfinite(seconds) or seconds <= 0:
         log.warning(
-            "INSPECTOR_ANALYSIS_SECONDS: expected a number of seconds > 0, found %r; using %g",
-            given,
-            DEFAULT_SECONDS,
+            "%s: expected a number of seconds > 0, found %r; using %g", name, given, default
         )
-        return DEFAULT_SECONDS
+        return default
     return seconds
 
 
-ANALYSIS_SECONDS = _budget()
+ANALYSIS_SECONDS = _budget("INSPECTOR_ANALYSIS_SECONDS", DEFAULT_SECONDS)
+#: A new upload is answered within this: its first page, or one line saying what was
+#: refused and why. Reading it (import, parse, replay check) and its first analysis share
+#: it; ``DRAW_SECONDS`` of it are left for drawing the page. ``INSPECTOR_ANSWER_SECONDS``
+#: sets another for a server.
+ANSWER_SECONDS = _budget("INSPECTOR_ANSWER_SECONDS", 10.0)
+#: Of it, what reading and analysing may use: the rest is for drawing, and for the one
+#: call no watchdog can stop midway (tokenizing a text at the field limit of 4,194,304
+#: characters takes up to 2.8 s of CPU when it is one run of a letter).
+WORK_SECONDS = max(ANSWER_SECONDS / 2, ANSWER_SECONDS - 3.0)
 
 
 class AnalysisTooLong(UsageError):
