@@ -9,10 +9,9 @@ change, a page switch, another browser tab — reuses it.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
-import uuid
-from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
@@ -35,8 +34,16 @@ from assembler.analysis.engine import (
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Session
-from ui.work_budget import ANALYSIS_SECONDS, ANSWER_SECONDS, AnalysisTooLong, bounded
+from ui.work_budget import (
+    ANALYSIS_SECONDS,
+    ANSWER_SECONDS,
+    AnalysisTooLong,
+    ByteBudget,
+    bounded,
+    visitor,
+)
 
+log = logging.getLogger("inspector")
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
 DEFAULT_SESSION = "research_agent"
@@ -97,101 +104,6 @@ def _bundled_key(path: str, mtime_ns: int) -> str:
 def bundled_key(name: str) -> str:
     path = bundled_sessions()[name]
     return _bundled_key(str(path), path.stat().st_mtime_ns)
-
-
-class ByteBudget:
-    """Least recently used entries, bounded by the bytes they stand for, not their count.
-
-    A parsed session or its analysis costs a multiple of its file's size, so the
-    file's size is the weight: one user's 40 MB upload evicts several small
-    entries rather than sitting beside eleven more like it. Each entry remembers
-    the browser sessions that used it, so what a closed one alone used is dropped.
-    """
-
-    def __init__(self, limit: int, max_items: int | None = None) -> None:
-        self.limit = limit
-        self.max_items = max_items
-        self.items: OrderedDict[Any, tuple[Any, int, set[str]]] = OrderedDict()
-        self.total = 0
-        self.lock = threading.Lock()
-
-    def get(self, key: Any, owner: str | None = None) -> Any:
-        with self.lock:
-            hit = self.items.get(key)
-            if hit is None:
-                return None
-            self.items.move_to_end(key)
-            if owner is not None:
-                hit[2].add(owner)
-            return hit[0]
-
-    def put(self, key: Any, value: Any, weight: int, owner: str | None = None) -> None:
-        with self.lock:
-            old = self.items.pop(key, None)
-            if old is not None:
-                self.total -= old[1]
-            owners = old[2] if old is not None else set()
-            if owner is not None:
-                owners.add(owner)
-            self.items[key] = (value, weight, owners)
-            self.total += weight
-            while len(self.items) > 1 and (
-                self.total > self.limit
-                or (self.max_items is not None and len(self.items) > self.max_items)
-            ):
-                _, (_, dropped, _) = self.items.popitem(last=False)
-                self.total -= dropped
-
-    def drop_owners(self, gone: set[str]) -> None:
-        """Forget closed browser sessions; drop the entries only they used."""
-        with self.lock:
-            for key in list(self.items):
-                _, weight, owners = self.items[key]
-                if owners and owners <= gone:
-                    del self.items[key]
-                    self.total -= weight
-                else:
-                    owners -= gone
-
-
-#: A browser session not seen for this long is taken as closed: Streamlit tells the
-#: app nothing when a tab closes, but every rerun of an open one (a step change, a
-#: widget) reads its session here. Its entries stay while another session uses them.
-IDLE_SECONDS = 30 * 60
-#: Where a browser session keeps its id (Streamlit's own id is not public API).
-VISITOR_KEY = "_cai_visitor"
-
-
-def _now() -> float:
-    return time.monotonic()
-
-
-@st.cache_resource(show_spinner=False)
-def _visitors() -> dict[str, Any]:
-    return {"seen": {}, "lock": threading.Lock()}
-
-
-def visitor() -> str | None:
-    """This browser session's id, marked as seen now; sessions idle too long are dropped."""
-    ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is None:  # called outside a page run (tests, scripts): owned by nobody
-        return None
-    sid = st.session_state.get(VISITOR_KEY)
-    if not isinstance(sid, str):
-        sid = uuid.uuid4().hex
-        st.session_state[VISITOR_KEY] = sid
-    now = _now()
-    store = _visitors()
-    with store["lock"]:
-        seen: dict[str, float] = store["seen"]
-        seen[sid] = now
-        gone = {sid for sid, at in seen.items() if now - at > IDLE_SECONDS}
-        for sid in gone:
-            del seen[sid]
-    if gone:
-        for budget in (_sessions(), _analyses(), _comparisons()):
-            budget.drop_owners(gone)
-    return sid
 
 
 #: Session files behind what the server keeps parsed, and behind what it keeps analysed,
@@ -373,7 +285,8 @@ def analysis(
         started = time.monotonic()
 
         def progress(done: int, total: int) -> None:
-            if time.monotonic() - started > limit:
+            # a first answer is stopped by its watchdog alone (two clocks would race)
+            if not first and time.monotonic() - started > limit:
                 where = f"{session.source}: " if first else ""
                 why = _answer_hint() if first else CLI_ANALYZE
                 raise AnalysisTooLong(

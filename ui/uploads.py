@@ -159,12 +159,13 @@ def _read(files: list[Any], errors: list[str]) -> None:
             upload = read_upload([(f.name, f.getvalue()) for f in files])
             key, session = data.parse_session_bytes(upload.raw, upload.name)
             _check_replay(session)
-    except AnalysisTooLong as exc:  # already one line; the user knows the file by its name
-        errors.append(f"{files[0].name}: {exc}")
-        return
-    except (UploadError, SessionError) as exc:
-        # Refused: the kept upload, if any, stays the current one.
-        errors.append(str(exc))
+    except (UploadError, SessionError, AnalysisTooLong) as exc:
+        # Refused: the kept upload, if any, stays the current one; the refused bytes go.
+        message = str(exc)
+        errors.append(
+            f"{files[0].name}: {message}" if isinstance(exc, AnalysisTooLong) else message
+        )
+        _release(files)
         return
     kept = _keep(Kept(upload.name, upload.raw, key, upload.summary, upload.warnings))
     st.session_state[STATE] = kept
