@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from build import Case, argv
-from build_importers import CASES, HISTORY_CASES, LONG_CASES, build
+from build_importers import CASES, HISTORY_CASES, LONG_CASES, OVER_BUDGET_CASES, build
 from runner import SECONDS, Run, run_cli
 
 #: The issue's budget for any input the upload limit admits (the round-two cases keep
@@ -19,6 +19,10 @@ PEAK_BYTES = 1024 * 1024 * 1024
 #: checked on the CPU time the child used.
 TIMEOUT = 60.0
 HISTORY = "the Claude Code and Codex importers rebuild the history per request (phase two)"
+OVER_BUDGET = (
+    "100,000 spans: about 17 s of CPU here (import 7.5, writing 2.5, loading back 6.7), "
+    "linear but over the 10 s budget"
+)
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +62,13 @@ def _long(case: Case, tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("case", LONG_CASES, ids=[c.name for c in LONG_CASES])
 def test_long_transcript_imports_in_budget(case: Case, tmp_path: Path) -> None:
+    _long(case, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason=OVER_BUDGET)
+@pytest.mark.parametrize("case", OVER_BUDGET_CASES, ids=[c.name for c in OVER_BUDGET_CASES])
+def test_many_spans_import_in_budget(case: Case, tmp_path: Path) -> None:
     _long(case, tmp_path)
 
 
