@@ -216,6 +216,8 @@ MAX_COMPARISONS = 8
 #: In a browser session's state after an upload: (its content key, the time by which its
 #: first analysis must end), so that the upload is answered within ``ANSWER_SECONDS``.
 FIRST_ANSWER = "_first_answer"
+#: Past its time by more than this, the entry belongs to a page that drew no analysis.
+FIRST_GRACE_SECONDS = 2.0
 
 
 CLI_ANALYZE = (
@@ -241,8 +243,11 @@ def _first_answer(session_key: str) -> tuple[float, bool]:
     if not isinstance(due, tuple) or due[0] != session_key:
         return ANALYSIS_SECONDS, False
     del st.session_state[FIRST_ANSWER]
+    left = due[1] - time.monotonic()
+    if left < -FIRST_GRACE_SECONDS:  # a later visit (another page drew the answer first)
+        return ANALYSIS_SECONDS, False
     # whole seconds, one at least: what a message says it had
-    return float(max(1, min(ANALYSIS_SECONDS, round(due[1] - time.monotonic())))), True
+    return float(max(1, min(ANALYSIS_SECONDS, round(left)))), True
 
 
 @st.cache_resource(show_spinner=False)
