@@ -17,6 +17,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from assembler.limits import MAX_NAME_CHARS
 from assembler.sessions.importers.history import (
     Events,
     Imported,
@@ -208,7 +209,8 @@ def _read_call(rec: Record, failures: Failures) -> _Call | None:
     if not isinstance(model, str) or not model:
         raise rec.fail(f"request.model: expected the model name, found {kind(model)}")
     served_by = provider(rec, api == ANTHROPIC, response, model)
-    return _Call(rec, request_time(rec, response), api, request, response, served_by, model[:200])
+    at = request_time(rec, response)
+    return _Call(rec, at, api, request, response, served_by, model[:MAX_NAME_CHARS])
 
 
 def _check_ids(call: _Call) -> None:
