@@ -10,11 +10,80 @@ from __future__ import annotations
 
 import os
 import stat
+from datetime import UTC, datetime
 from pathlib import Path
+
+# --- one definition of each limit: the loader checks them, the importers apply them ---
 
 #: The longest single text field (characters): about a million tokens, the largest
 #: context window a provider sells; a longer value cannot be one request's text.
 MAX_FIELD_CHARS = 4 * 1024 * 1024
+#: The largest integer a session holds: what a JSON number keeps exactly (2**53 - 1,
+#: RFC 8259 section 6); a larger token count is none (priced, it prints ``cost: $inf``).
+MAX_INT = 2**53 - 1
+#: Digits of an integer converted at all: the interpreter's own limit on int(text),
+#: which a longer number would hit as an exception deep in a reader.
+MAX_DIGITS = 4300
+#: Dates are kept between these years (UTC): a day's margin at the calendar's ends, so
+#: time zone offsets, gaps and cache lifetimes can be added to any of them.
+FIRST_YEAR, LAST_YEAR = 2, 9998
+#: A name in a session (a model, an agent, a session id): the schema's ``$defs.name``.
+MAX_NAME_CHARS = 200
+#: An id read to link records (a response id, a conversation id): real ones are under
+#: a hundred characters (UUIDs 36, OpenAI response ids about 50, Bedrock model ARNs about
+#: 100); past this one is not an id, and every key and message quoting it stays small.
+MAX_ID_CHARS = 1024
+#: A URL: RFC 9110 section 4.1 asks every sender and recipient to take at least 8,000
+#: octets; a longer one is not an API endpoint.
+MAX_URL_CHARS = 8000
+#: An HTTP status code: three digits, 100 to 599 (RFC 9110 section 15).
+STATUS_CODES = range(100, 600)
+#: A session file, read up to this whatever ``stat`` says.
+MAX_SESSION_BYTES = 256 * 1024 * 1024
+#: A transcript, request log or trace to import (transcripts grow large; past this one
+#: cannot be a transcript); a zip's members unpack to this much at most, all together.
+MAX_IMPORT_BYTES = 200 * 1024 * 1024
+#: Entries of a zip, counted from its directory before anything is extracted: a
+#: Claude Code session with every subagent and compaction file is a few hundred.
+MAX_ZIP_ENTRIES = 10_000
+
+
+def count_problem(value: object) -> str | None:
+    """Why ``value`` is not a token count (a whole number 0 to :data:`MAX_INT`; a
+    float that is one is taken), or None when it is one. ``null`` is left to the caller."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"expected a whole number of tokens, found {_kind(value)}"
+    if isinstance(value, float) and not value.is_integer():
+        return f"expected a whole number of tokens, found {clip(repr(value), 40)}"
+    if not 0 <= value <= MAX_INT:
+        return f"expected a whole number of tokens from 0 to {MAX_INT:,}, found {clip(repr(value), 40)}"
+    return None
+
+
+def time_problem(at: datetime) -> str | None:
+    """Why ``at`` is outside the years a session holds, or None."""
+    try:
+        year = at.astimezone(UTC).year if at.tzinfo is not None else at.year
+    except OverflowError:  # the offset moves it off the calendar
+        year = at.year
+    else:
+        if FIRST_YEAR <= year <= LAST_YEAR:
+            return None
+    return f"expected a time between the years {FIRST_YEAR} and {LAST_YEAR}, found the year {year}"
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
 
 
 class ReadRefused(ValueError):

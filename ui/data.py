@@ -9,11 +9,11 @@ change, a page switch, another browser tab — reuses it.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
-import uuid
-from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -34,8 +34,16 @@ from assembler.analysis.engine import (
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Session
-from ui.work_budget import ANALYSIS_SECONDS, AnalysisTooLong, bounded
+from ui.work_budget import (
+    ANALYSIS_SECONDS,
+    ANSWER_SECONDS,
+    AnalysisTooLong,
+    ByteBudget,
+    bounded,
+    visitor,
+)
 
+log = logging.getLogger("inspector")
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
 DEFAULT_SESSION = "research_agent"
@@ -96,101 +104,6 @@ def _bundled_key(path: str, mtime_ns: int) -> str:
 def bundled_key(name: str) -> str:
     path = bundled_sessions()[name]
     return _bundled_key(str(path), path.stat().st_mtime_ns)
-
-
-class ByteBudget:
-    """Least recently used entries, bounded by the bytes they stand for, not their count.
-
-    A parsed session or its analysis costs a multiple of its file's size, so the
-    file's size is the weight: one user's 40 MB upload evicts several small
-    entries rather than sitting beside eleven more like it. Each entry remembers
-    the browser sessions that used it, so what a closed one alone used is dropped.
-    """
-
-    def __init__(self, limit: int, max_items: int | None = None) -> None:
-        self.limit = limit
-        self.max_items = max_items
-        self.items: OrderedDict[Any, tuple[Any, int, set[str]]] = OrderedDict()
-        self.total = 0
-        self.lock = threading.Lock()
-
-    def get(self, key: Any, owner: str | None = None) -> Any:
-        with self.lock:
-            hit = self.items.get(key)
-            if hit is None:
-                return None
-            self.items.move_to_end(key)
-            if owner is not None:
-                hit[2].add(owner)
-            return hit[0]
-
-    def put(self, key: Any, value: Any, weight: int, owner: str | None = None) -> None:
-        with self.lock:
-            old = self.items.pop(key, None)
-            if old is not None:
-                self.total -= old[1]
-            owners = old[2] if old is not None else set()
-            if owner is not None:
-                owners.add(owner)
-            self.items[key] = (value, weight, owners)
-            self.total += weight
-            while len(self.items) > 1 and (
-                self.total > self.limit
-                or (self.max_items is not None and len(self.items) > self.max_items)
-            ):
-                _, (_, dropped, _) = self.items.popitem(last=False)
-                self.total -= dropped
-
-    def drop_owners(self, gone: set[str]) -> None:
-        """Forget closed browser sessions; drop the entries only they used."""
-        with self.lock:
-            for key in list(self.items):
-                _, weight, owners = self.items[key]
-                if owners and owners <= gone:
-                    del self.items[key]
-                    self.total -= weight
-                else:
-                    owners -= gone
-
-
-#: A browser session not seen for this long is taken as closed: Streamlit tells the
-#: app nothing when a tab closes, but every rerun of an open one (a step change, a
-#: widget) reads its session here. Its entries stay while another session uses them.
-IDLE_SECONDS = 30 * 60
-#: Where a browser session keeps its id (Streamlit's own id is not public API).
-VISITOR_KEY = "_cai_visitor"
-
-
-def _now() -> float:
-    return time.monotonic()
-
-
-@st.cache_resource(show_spinner=False)
-def _visitors() -> dict[str, Any]:
-    return {"seen": {}, "lock": threading.Lock()}
-
-
-def visitor() -> str | None:
-    """This browser session's id, marked as seen now; sessions idle too long are dropped."""
-    ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is None:  # called outside a page run (tests, scripts): owned by nobody
-        return None
-    sid = st.session_state.get(VISITOR_KEY)
-    if not isinstance(sid, str):
-        sid = uuid.uuid4().hex
-        st.session_state[VISITOR_KEY] = sid
-    now = _now()
-    store = _visitors()
-    with store["lock"]:
-        seen: dict[str, float] = store["seen"]
-        seen[sid] = now
-        gone = {sid for sid, at in seen.items() if now - at > IDLE_SECONDS}
-        for sid in gone:
-            del seen[sid]
-    if gone:
-        for budget in (_sessions(), _analyses(), _comparisons()):
-            budget.drop_owners(gone)
-    return sid
 
 
 #: Session files behind what the server keeps parsed, and behind what it keeps analysed,
@@ -300,6 +213,43 @@ MAX_ANALYSES = 12
 MAX_COMPARISONS = 8
 
 
+#: In a browser session's state after an upload: (its content key, the time by which its
+#: first analysis must end), so that the upload is answered within ``ANSWER_SECONDS``.
+FIRST_ANSWER = "_first_answer"
+#: Past its time by more than this, the entry belongs to a page that drew no analysis.
+FIRST_GRACE_SECONDS = 2.0
+
+
+CLI_ANALYZE = (
+    "analyse this session with the command line (python -m assembler analyze), which has "
+    "no time limit"
+)
+
+
+def _answer_hint() -> str:
+    return (
+        f"the app answers a new upload within {ANSWER_SECONDS:g} s; the next step you take "
+        f"lets it run up to {ANALYSIS_SECONDS:g} s, or {CLI_ANALYZE}"
+    )
+
+
+def _first_answer(session_key: str) -> tuple[float, bool]:
+    """The time the analysis of ``session_key`` may take, and whether it is a new upload's
+    first page, which has what is left of the answer's budget (once: an analysis after
+    it, answered or refused, has the full budget)."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return ANALYSIS_SECONDS, False
+    due = st.session_state.get(FIRST_ANSWER)
+    if not isinstance(due, tuple) or due[0] != session_key:
+        return ANALYSIS_SECONDS, False
+    del st.session_state[FIRST_ANSWER]
+    left = due[1] - time.monotonic()
+    if left < -FIRST_GRACE_SECONDS:  # a later visit (another page drew the answer first)
+        return ANALYSIS_SECONDS, False
+    # whole seconds, one at least: what a message says it had
+    return float(max(1, min(ANALYSIS_SECONDS, round(left)))), True
+
+
 @st.cache_resource(show_spinner=False)
 def _analysis_locks() -> dict[str, Any]:
     """One lock per analysis being computed, so two tabs asking for it run it once.
@@ -325,6 +275,7 @@ def analysis(
     items = _analyses()
     owner = visitor()
     key: AnalysisKey = (session_key, layout.key, provider, model, ttl)
+    limit, first = _first_answer(session_key)
     hit: SessionAnalysis | None = items.get(key, owner)
     if hit is not None:
         return hit
@@ -339,11 +290,13 @@ def analysis(
         started = time.monotonic()
 
         def progress(done: int, total: int) -> None:
-            if time.monotonic() - started > ANALYSIS_SECONDS:
+            # a first answer is stopped by its watchdog alone (two clocks would race)
+            if not first and time.monotonic() - started > limit:
+                where = f"{session.source}: " if first else ""
+                why = _answer_hint() if first else CLI_ANALYZE
                 raise AnalysisTooLong(
-                    f"the analysis stopped after {ANALYSIS_SECONDS:.0f} s at step {done:,} of "
-                    f"{total:,}; analyse this session with the command line "
-                    "(python -m assembler analyze), which has no time limit"
+                    f"{where}the analysis stopped after {limit:.0f} s at step {done:,} of "
+                    f"{total:,}; {why}"
                 )
             if total > 0 and (done == total or done % max(1, total // 100) == 0):
                 slot.progress(
@@ -352,10 +305,22 @@ def analysis(
                 )
 
         slot.progress(0.0, text="Analysing the session…")
+        # a new upload's first page: stopped at its budget even inside a long step
+        guard = (
+            bounded(f"{session.source}: the analysis", _answer_hint(), seconds=limit)
+            if first
+            else nullcontext()
+        )
         try:
-            result = analyze(
-                session, layout.layout, provider=provider, model=model, ttl=ttl, progress=progress
-            )
+            with guard:
+                result = analyze(
+                    session,
+                    layout.layout,
+                    provider=provider,
+                    model=model,
+                    ttl=ttl,
+                    progress=progress,
+                )
         except AnalysisTooLong:
             raise
         except UsageError as exc:
@@ -367,6 +332,7 @@ def analysis(
             slot.empty()
             with store["lock"]:
                 store["locks"].pop(key, None)
+
         freeze_for_reuse(result)  # Streamlit's collection after each rerun skips it
         # Bounded by count and by the bytes of the files behind them.
         items.put(key, result, file_bytes(session_key), owner)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,6 +22,7 @@ from assembler.sessions.model import Session, SessionError
 from assembler.sessions.replay import iter_steps
 from ui import data
 from ui.html import literal
+from ui.work_budget import WORK_SECONDS, AnalysisTooLong, bounded
 
 PREFIX = "upload:"
 #: Uploads the server keeps for deep links, least recently used dropped first: at most
@@ -30,6 +32,10 @@ MAX_KEPT = 16
 LINK_HASH = 16
 LINK_TOKEN_BYTES = 8
 STATE = "uploaded_session"
+READ_HINT = (
+    "import it with the command line (python -m assembler import FORMAT FILE -o SESSION.jsonl) "
+    "and analyse it there, which has no time limit"
+)
 
 
 @dataclass(frozen=True)
@@ -147,16 +153,24 @@ def _read(files: list[Any], errors: list[str]) -> None:
             f"{f.name}: the file is {f.size:,} bytes; the limit is {data.MAX_SESSION_MB} MB"
         )
         return
+    received = time.monotonic()
     try:
-        upload = read_upload([(f.name, f.getvalue()) for f in files])
-        key, session = data.parse_session_bytes(upload.raw, upload.name)
-        _check_replay(session)
-    except (UploadError, SessionError) as exc:
-        # Refused: the kept upload, if any, stays the current one.
-        errors.append(str(exc))
+        with bounded("reading the upload", READ_HINT, seconds=WORK_SECONDS):
+            upload = read_upload([(f.name, f.getvalue()) for f in files])
+            key, session = data.parse_session_bytes(upload.raw, upload.name)
+            _check_replay(session)
+    except (UploadError, SessionError, AnalysisTooLong) as exc:
+        # Refused: the kept upload, if any, stays the current one; the refused bytes go.
+        message = str(exc)
+        errors.append(
+            f"{files[0].name}: {message}" if isinstance(exc, AnalysisTooLong) else message
+        )
+        _release(files)
         return
     kept = _keep(Kept(upload.name, upload.raw, key, upload.summary, upload.warnings))
     st.session_state[STATE] = kept
+    # what is left of the answer's budget goes to the first analysis the page draws
+    st.session_state[data.FIRST_ANSWER] = (key, received + WORK_SECONDS)
     st.toast(literal(f"{upload.name}: {upload.summary}"), icon=":material/upload_file:")
     # Kept now: an empty uploader in its place. Streamlit copies a widget's value on every
     # run (a 33 MB file: 13 ms and 33 MB more per step), and its upload store would hold the

@@ -1,4 +1,5 @@
-"""The analysis time budget for work that reports no progress, and its end with the browser.
+"""The app's budgets: time for work that reports no progress, its end with the browser,
+and the memory kept for all users (:class:`ByteBudget`).
 
 The step view's analysis checks its budget at every step it reports. A comparison, a
 lint or a recommendation search reports nothing while it runs, so a watchdog thread
@@ -9,14 +10,23 @@ Python instruction. The search's memory goes with it; nothing half-made is cache
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import gc
 import logging
 import math
 import os
 import threading
 import time
+import uuid
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from assembler.errors import UsageError
 
@@ -30,25 +40,32 @@ DEFAULT_SECONDS = 60.0
 POLL_SECONDS = 0.25
 
 
-def _budget() -> float:
-    given = os.environ.get("INSPECTOR_ANALYSIS_SECONDS")
+def _budget(name: str, default: float) -> float:
+    given = os.environ.get(name)
     if given is None:
-        return DEFAULT_SECONDS
+        return default
     try:
         seconds = float(given)
     except ValueError:
         seconds = math.nan
     if not math.isfinite(seconds) or seconds <= 0:
         log.warning(
-            "INSPECTOR_ANALYSIS_SECONDS: expected a number of seconds > 0, found %r; using %g",
-            given,
-            DEFAULT_SECONDS,
+            "%s: expected a number of seconds > 0, found %r; using %g", name, given, default
         )
-        return DEFAULT_SECONDS
+        return default
     return seconds
 
 
-ANALYSIS_SECONDS = _budget()
+ANALYSIS_SECONDS = _budget("INSPECTOR_ANALYSIS_SECONDS", DEFAULT_SECONDS)
+#: A new upload is answered within this: its first page, or one line saying what was
+#: refused and why. Reading it (import, parse, replay check) and its first analysis share
+#: it; ``DRAW_SECONDS`` of it are left for drawing the page. ``INSPECTOR_ANSWER_SECONDS``
+#: sets another for a server.
+ANSWER_SECONDS = _budget("INSPECTOR_ANSWER_SECONDS", 10.0)
+#: Of it, what reading and analysing may use: the rest is for drawing, and for the one
+#: call no watchdog can stop midway (tokenizing a text at the field limit of 4,194,304
+#: characters takes up to 2.8 s of CPU when it is one run of a letter).
+WORK_SECONDS = max(ANSWER_SECONDS / 2, ANSWER_SECONDS - 3.0)
 
 
 class AnalysisTooLong(UsageError):
@@ -124,3 +141,175 @@ def bounded(what: str, hint: str, seconds: float | None = None) -> Iterator[None
         raise AnalysisTooLong(
             f"{what} stopped after {limit:g} s, the app's limit; {hint}"
         ) from None
+
+
+_BUDGETS: weakref.WeakSet[ByteBudget] = weakref.WeakSet()
+_BUDGETS_LOCK = threading.Lock()
+
+
+class ByteBudget:
+    """Least recently used entries, bounded by the bytes they stand for, not their count.
+
+    A parsed session or its analysis costs a multiple of its file's size, so the
+    file's size is the weight: one user's 40 MB upload evicts several small
+    entries rather than sitting beside eleven more like it. Each entry remembers
+    the browser sessions that used it, so what a closed one alone used is dropped.
+    """
+
+    def __init__(self, limit: int, max_items: int | None = None) -> None:
+        self.limit = limit
+        self.max_items = max_items
+        self.items: OrderedDict[Any, tuple[Any, int, set[str]]] = OrderedDict()
+        self.total = 0
+        self.lock = threading.Lock()
+        with _BUDGETS_LOCK:  # each one loses what only ended browser sessions used
+            _BUDGETS.add(self)
+
+    def get(self, key: Any, owner: str | None = None) -> Any:
+        with self.lock:
+            hit = self.items.get(key)
+            if hit is None:
+                return None
+            self.items.move_to_end(key)
+            if owner is not None:
+                hit[2].add(owner)
+            return hit[0]
+
+    def put(self, key: Any, value: Any, weight: int, owner: str | None = None) -> None:
+        with self.lock:
+            old = self.items.pop(key, None)
+            if old is not None:
+                self.total -= old[1]
+            owners = old[2] if old is not None else set()
+            if owner is not None:
+                owners.add(owner)
+            self.items[key] = (value, weight, owners)
+            self.total += weight
+            while len(self.items) > 1 and (
+                self.total > self.limit
+                or (self.max_items is not None and len(self.items) > self.max_items)
+            ):
+                _, (_, dropped, _) = self.items.popitem(last=False)
+                self.total -= dropped
+
+    def drop_owners(self, gone: set[str]) -> int:
+        """Forget closed browser sessions; drop the entries only they used (how many)."""
+        dropped = 0
+        with self.lock:
+            for key in list(self.items):
+                _, weight, owners = self.items[key]
+                if owners and owners <= gone:
+                    del self.items[key]
+                    self.total -= weight
+                    dropped += 1
+                else:
+                    owners -= gone
+        return dropped
+
+
+def give_back_memory() -> None:
+    """Collect what was dropped and hand the freed heap back to the system: the
+    allocator keeps freed pages for reuse, so the server's size would not go down."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: it keeps its pages
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+# --- browser sessions: who uses what the server keeps, and when they end ---------------
+
+
+#: A browser session not seen for this long is taken as closed, whatever Streamlit says
+#: of its connection. Its entries stay while another session uses them.
+IDLE_SECONDS = 30 * 60
+#: A browser session whose connection has been gone this long has ended (a reload
+#: reconnects well within it): Streamlit tells the app nothing when a tab closes, so a
+#: background sweep asks every few seconds which sessions are still connected.
+CLOSED_SECONDS = 15.0
+SWEEP_SECONDS = 5.0
+#: Where a browser session keeps its id (Streamlit's own id is not public API).
+VISITOR_KEY = "_cai_visitor"
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+@st.cache_resource(show_spinner=False)
+def _visitors() -> dict[str, Any]:
+    # seen: visitor -> last rerun; connection: visitor -> Streamlit's session id;
+    # unplugged: visitor -> when its connection was first found gone
+    return {"seen": {}, "connection": {}, "unplugged": {}, "lock": threading.Lock()}
+
+
+def visitor() -> str | None:
+    """This browser session's id, marked as seen now; sessions that ended are dropped."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:  # called outside a page run (tests, scripts): owned by nobody
+        return None
+    sid = st.session_state.get(VISITOR_KEY)
+    if not isinstance(sid, str):
+        sid = uuid.uuid4().hex
+        st.session_state[VISITOR_KEY] = sid
+    store = _visitors()
+    with store["lock"]:
+        store["seen"][sid] = _now()
+        store["connection"][sid] = ctx.session_id
+        store["unplugged"].pop(sid, None)
+    _sweeper()
+    release_ended()
+    return sid
+
+
+def _connected(connection: str) -> bool:
+    from streamlit import runtime
+
+    return not runtime.exists() or runtime.get_instance().is_active_session(connection)
+
+
+def release_ended() -> set[str]:
+    """Forget the browser sessions that ended (idle too long, or disconnected past
+    :data:`CLOSED_SECONDS`) and drop what only they used; the memory that frees goes back
+    to the system. The visitors dropped."""
+    now = _now()
+    store = _visitors()
+    with store["lock"]:
+        seen: dict[str, float] = store["seen"]
+        unplugged: dict[str, float] = store["unplugged"]
+        for sid, connection in store["connection"].items():
+            if _connected(connection):
+                unplugged.pop(sid, None)
+            else:
+                unplugged.setdefault(sid, now)
+        gone = {sid for sid, at in seen.items() if now - at > IDLE_SECONDS}
+        gone |= {sid for sid, at in unplugged.items() if now - at > CLOSED_SECONDS}
+        for sid in gone:
+            for part in ("seen", "connection", "unplugged"):
+                store[part].pop(sid, None)
+    if gone:
+        with _BUDGETS_LOCK:
+            budgets = list(_BUDGETS)
+        if sum(budget.drop_owners(gone) for budget in budgets):
+            give_back_memory()
+    return gone
+
+
+@st.cache_resource(show_spinner=False)
+def _sweeper() -> threading.Thread | None:
+    """The background sweep (one per server) that ends closed browser sessions even when
+    nobody reruns a page; none outside a server (AppTest, scripts)."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return None
+
+    def sweep() -> None:
+        while True:
+            time.sleep(SWEEP_SECONDS)
+            try:
+                release_ended()
+            except Exception:  # a sweep never takes the server down; the next one retries
+                log.exception("releasing ended browser sessions failed")
+
+    thread = threading.Thread(target=sweep, name="session-sweeper", daemon=True)
+    thread.start()
+    return thread

@@ -8,11 +8,12 @@ in ``loader``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from assembler.design.calltree import Expose, Outcome
 from assembler.design.context import ContractKind, MemoryState, OutputContract, Tool
+from assembler.limits import FIRST_YEAR, LAST_YEAR, time_problem
 from assembler.sessions.model import Change, Enter, Exit, SessionError, ToolCall, built
 from assembler.sessions.reader import kind_of
 
@@ -20,15 +21,16 @@ from assembler.sessions.reader import kind_of
 def time_value(text: str, source: str, line: int | None, field: str) -> datetime:
     try:
         at = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        # A day's margin at the calendar's ends: offsets, gaps and cache lifetimes are added.
-        # An offset is under a day, so a local year inside 3..9997 is one in UTC too.
-        if not 2 < at.year < 9998 and not 1 < at.astimezone(UTC).year < 9999:
+        # An offset is under a day, so a local year strictly inside the limits is one in
+        # UTC too, and only the calendar's ends need the conversion.
+        if not FIRST_YEAR < at.year < LAST_YEAR and time_problem(at) is not None:
             raise OverflowError
         return at
     except (ValueError, OverflowError):
         raise SessionError(
             source,
-            f"expected a real date and time between the years 2 and 9998, found {kind_of(text)}",
+            "expected a real date and time between the years "
+            f"{FIRST_YEAR} and {LAST_YEAR}, found {kind_of(text)}",
             line=line,
             field=field,
         ) from None

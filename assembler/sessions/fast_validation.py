@@ -17,11 +17,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from assembler.limits import MAX_FIELD_CHARS
+from assembler.limits import MAX_FIELD_CHARS, MAX_INT
 
-#: Integers beyond what a JSON number holds exactly (RFC 8259 §6) are no token count:
-#: priced, they print ``cost: $inf``.
-MAX_INT = 2**53 - 1
 #: A lone surrogate is not text (``validation.check_values`` words it).
 SURROGATE = re.compile("[\ud800-\udfff]")
 # Stricter than the schema's patterns (ASCII digits, no newline before the end):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from assembler.collector import collector_paused
 from assembler.design.calltree import Expose, RenderRange
 from assembler.design.context import (
     Agent,
@@ -305,6 +306,11 @@ def _events(
 
 def parse_session(text: str, source: str = "<session>", *, jsonl: bool | None = None) -> Session:
     """Parse and validate session text. ``jsonl`` defaults to sniffing the first line."""
+    with collector_paused():  # long-lived values, no cycles: nothing for it to find
+        return _parse_session(text, source, jsonl)
+
+
+def _parse_session(text: str, source: str, jsonl: bool | None) -> Session:
     if jsonl is None:
         first = text.lstrip()[:1]
         jsonl = source.endswith(".jsonl") or (first == "{" and "\n{" in text.strip())

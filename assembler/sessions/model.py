@@ -15,12 +15,13 @@ from assembler.design.context import (
     Profile,
     Tool,
 )
+from assembler.limits import MAX_SESSION_BYTES
 
 FORMAT = "context-session/1"
 #: Session files past this are refused before they are read. The analysis grows
 #: linearly with the session; this admits about 150,000 generated steps (see
 #: docs/benchmarks.md for the memory a 100,000-step analysis takes).
-MAX_BYTES = 256 * 1024 * 1024
+MAX_BYTES = MAX_SESSION_BYTES
 
 
 class SessionError(ValueError):

@@ -8,8 +8,8 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, cast
 
-from assembler.limits import MAX_FIELD_CHARS
-from assembler.sessions.fast_validation import MAX_INT, SURROGATE, document_fits
+from assembler.limits import MAX_FIELD_CHARS, MAX_INT
+from assembler.sessions.fast_validation import SURROGATE, document_fits
 from assembler.sessions.model import FORMAT, SessionError
 from assembler.sessions.reader import kind_of, path_text
 

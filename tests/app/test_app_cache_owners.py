@@ -7,7 +7,7 @@ import pytest
 from app_helpers import new_app
 from streamlit.testing.v1 import AppTest
 
-from ui import data
+from ui import data, work_budget
 
 COMPARE = "pages/2_Compare_layouts.py"
 
@@ -42,8 +42,8 @@ def test_an_idle_browser_session_alone_loses_its_entries(monkeypatch: pytest.Mon
     assert any(k[0] == midnight for k in data._analyses().items)
 
     # another browser session, an hour later: the first has not been seen since
-    later = data._now() + data.IDLE_SECONDS + 60
-    monkeypatch.setattr(data, "_now", lambda: later)
+    later = work_budget._now() + work_budget.IDLE_SECONDS + 60
+    monkeypatch.setattr(work_budget, "_now", lambda: later)
     second = new_app(session="research_agent")
     second.run()
     assert not second.exception
@@ -61,8 +61,8 @@ def test_an_entry_two_sessions_use_stays_while_one_is_open(
     research = data.bundled_key("research_agent")
     second = new_app(session="research_agent")
     second.run()
-    later = data._now() + data.IDLE_SECONDS + 60
-    monkeypatch.setattr(data, "_now", lambda: later)
+    later = work_budget._now() + work_budget.IDLE_SECONDS + 60
+    monkeypatch.setattr(work_budget, "_now", lambda: later)
     second.run()  # the second is still open; the first has gone idle
     assert not second.exception
     assert research in data._sessions().items

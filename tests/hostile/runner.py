@@ -30,8 +30,9 @@ def _peak():
                     peak = int(line.split()[1]) * 1024
     except OSError:
         pass
+    own = resource.getrusage(resource.RUSAGE_SELF)
     with open(os.environ["HOSTILE_PEAK_FILE"], "w") as f:
-        f.write(str(peak))
+        f.write(f"{peak} {own.ru_utime + own.ru_stime}")
 atexit.register(_peak)
 from assembler.cli import main
 sys.exit(main(sys.argv[1:]))
@@ -45,6 +46,7 @@ class Run:
     stderr: str
     seconds: float
     peak_bytes: int
+    cpu_seconds: float = -1.0  # user + system: what the run cost whatever else the machine did
 
 
 def _limit() -> None:
@@ -78,5 +80,5 @@ def run_cli(
         child.kill()
         out, err = child.communicate()
     seconds = time.monotonic() - start
-    peak = int(peak_file.read_text()) if peak_file.exists() else -1
-    return Run(child.returncode, out, err, seconds, peak)
+    peak, cpu = peak_file.read_text().split() if peak_file.exists() else ("-1", "-1")
+    return Run(child.returncode, out, err, seconds, int(peak), float(cpu))

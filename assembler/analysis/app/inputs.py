@@ -28,8 +28,8 @@ from assembler.analysis.app.uploads import (
     zip_names,
 )
 from assembler.errors import UsageError
+from assembler.limits import MAX_IMPORT_BYTES as RAW_MAX_BYTES
 from assembler.limits import ReadRefused, read_capped
-from assembler.sessions.importers.records import MAX_BYTES as RAW_MAX_BYTES
 from assembler.sessions.loader import load_session, parse_bytes
 from assembler.sessions.model import Session, SessionError
 

@@ -15,14 +15,15 @@ import json
 import re
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from assembler.analysis.engine import import_session
+from assembler.limits import MAX_IMPORT_BYTES, MAX_ZIP_ENTRIES, clip, one_line
 from assembler.sessions.importers import ImporterError
-from assembler.sessions.importers.records import MAX_BYTES as RECORDS_MAX_BYTES
 
 SESSION = "session"
 CLAUDE_CODE = "claude-code"
@@ -180,26 +181,59 @@ def _unreadable(name: str, raw: bytes) -> str:
 
 
 #: What the files of one zip may unpack to, all together: a transcript's own limit.
-MAX_UNZIPPED = RECORDS_MAX_BYTES
+MAX_UNZIPPED = MAX_IMPORT_BYTES
+_SESSION_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
+#: Why a zip cannot be read at all: its directory, or a member's bytes.
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError)
 
 
-def _session_infos(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
-    return [
-        info
-        for info in z.infolist()
-        if not info.is_dir()
-        and info.filename.endswith((".jsonl", ".json", ".yaml", ".yml"))
-        and "__MACOSX" not in info.filename
-    ]
+def _escapes(member: str) -> bool:
+    """A member named outside the archive's own folder: absolute, a drive, or ``..``."""
+    path = PureWindowsPath(member) if "\\" in member else PurePosixPath(member)
+    return path.is_absolute() or bool(path.drive) or ".." in path.parts
+
+
+def _session_infos(name: str, z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    """The session files of a zip, from its directory alone: its entries counted and
+    every member's name and flags checked before a byte is unpacked (one line each)."""
+    infos = z.infolist()
+    if len(infos) > MAX_ZIP_ENTRIES:
+        raise UploadError(
+            f"{name}: the zip holds {len(infos):,} entries; the limit is {MAX_ZIP_ENTRIES:,}"
+        )
+    out = []
+    for info in infos:
+        member = clip(info.filename, 120)
+        if _escapes(info.filename):
+            raise UploadError(
+                f"{name}: {member}: a member outside the archive's folder (an absolute path "
+                "or ..); expected names inside it"
+            )
+        if info.is_dir() or "__MACOSX" in info.filename:
+            continue
+        if info.filename.lower().endswith(".zip"):
+            raise UploadError(
+                f"{name}: {member}: a zip inside the zip; expected the session files "
+                "themselves (unzip the inner one first)"
+            )
+        if not info.filename.endswith(_SESSION_SUFFIXES):
+            continue
+        if info.flag_bits & 0x1:
+            raise UploadError(
+                f"{name}: {member}: encrypted (password-protected); expected a zip without "
+                "a password"
+            )
+        out.append(info)
+    return out
 
 
 def zip_names(name: str, raw: bytes) -> list[str]:
     """The session files a zip holds, listed without unpacking them."""
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as z:
-            return [info.filename for info in _session_infos(z)]
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-        raise UploadError(f"{name}: not a readable zip archive ({exc})") from None
+            return [info.filename for info in _session_infos(name, z)]
+    except _ZIP_ERRORS as exc:
+        raise UploadError(f"{name}: not a readable zip archive ({one_line(str(exc))})") from None
 
 
 def unzip(
@@ -211,22 +245,32 @@ def unzip(
     out: list[tuple[str, bytes]] = []
     limit = MAX_UNZIPPED if limit is None else limit
     left = limit
+    too_big = UploadError(
+        f"{name}: its files unpack to more than {limit:,} bytes, the limit for one upload; "
+        "expected a zip of session files under that size"
+    )
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as z:
-            for info in _session_infos(z):
-                if keep is not None and not keep(info.filename):
-                    continue
-                with z.open(info) as f:
-                    data = f.read(left + 1)
-                if len(data) > left:
+            infos = [
+                info for info in _session_infos(name, z) if keep is None or keep(info.filename)
+            ]
+            if sum(info.file_size for info in infos) > limit:  # as stated, before unpacking
+                raise too_big
+            for info in infos:
+                try:
+                    with z.open(info) as f:
+                        data = f.read(left + 1)  # the stated sizes can lie
+                except _ZIP_ERRORS as exc:
                     raise UploadError(
-                        f"{name}: its files unpack to more than {limit:,} bytes, the limit "
-                        "for one upload; expected a zip of session files under that size"
-                    )
+                        f"{name}: {clip(info.filename, 120)}: cannot be unpacked "
+                        f"({one_line(str(exc), 160)}); the archive is damaged"
+                    ) from None
+                if len(data) > left:
+                    raise too_big
                 left -= len(data)
                 out.append((info.filename, data))
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-        raise UploadError(f"{name}: not a readable zip archive ({exc})") from None
+    except _ZIP_ERRORS as exc:
+        raise UploadError(f"{name}: not a readable zip archive ({one_line(str(exc))})") from None
     return out
 
 

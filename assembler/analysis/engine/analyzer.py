@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from itertools import accumulate, repeat
@@ -24,7 +22,6 @@ from assembler.analysis.engine.local_days import LocalDays
 from assembler.analysis.engine.misses import MissInput, duration_text, find_miss
 from assembler.analysis.engine.pipeline import SessionAssembler
 from assembler.analysis.engine.results import SessionAnalysis, StepAnalysis
-from assembler.analysis.engine.reuse import holds_frozen
 from assembler.cache.anthropic import AnthropicSimulator
 from assembler.cache.prices.price_context import recorded_context, unpriced_warning
 from assembler.cache.prices.pricing import PROVIDER_IDS, StepPricer, check_model, step_pricer
@@ -34,6 +31,7 @@ from assembler.cache.simulation import CacheResult, Simulator
 from assembler.cache.store import CacheStore
 from assembler.cache.token_prefix import TokenPrefixSimulator
 from assembler.cache.tokenizers import counter, tokenizer_for
+from assembler.collector import collector_paused
 from assembler.design.assembly import Assembly
 from assembler.design.blocks import BlockStatus
 from assembler.design.context import Profile
@@ -201,37 +199,8 @@ def analyze(
     ``store`` lets several sessions share one cache.
     """
     check_analysis_work(session)
-    with _collector_paused():
+    with collector_paused():
         return _analyze(session, layout, provider, model, ttl, progress, store)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the analysis builds its records.
-
-    A long session's analysis allocates hundreds of thousands of long-lived
-    objects and no reference cycles; the collections those allocations trigger
-    re-scan them for nothing (about a tenth of the run at 5,000 steps).
-    Reference counting frees everything as usual; the collector is switched
-    back on only if it was on, so nested or concurrent analyses end with it on.
-
-    Switched back on as it was, the next allocation would scan every object
-    the analysis made, all still in the youngest generation (4 % of the run at
-    5,000 steps). They are long-lived records, so they go straight to the oldest
-    generation instead (freeze then unfreeze moves them there without a scan),
-    which a full collection still visits. Skipped while a caller holds objects
-    frozen: the unfreeze would let those go too.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if not holds_frozen():
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def _analyze(

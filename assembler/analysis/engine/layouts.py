@@ -77,8 +77,11 @@ class Layout:
     def apply(self, registry: Registry) -> Registry:
         """A copy of ``registry`` rearranged by this layout."""
         out = registry.copy()
-        for name in self.add:
-            out.register(ALTERNATIVES[name])
+        for i, name in enumerate(self.add):
+            try:
+                out.register(ALTERNATIVES[name])
+            except RegistrationError as exc:  # a name the registry already holds
+                raise LayoutError(self.source, f"add[{i}]", str(exc)) from None
         for name, move in self.components.items():
             if name not in out:
                 raise LayoutError(
@@ -297,6 +300,11 @@ def parse_layout(data: Any, source: str) -> Layout:
             source,
             "add",
             f"expected a list drawn from {', '.join(ALTERNATIVES)}, found {_shown(add)}",
+        )
+    twice = next((i for i, a in enumerate(add) if a in add[:i]), None)
+    if twice is not None:  # registering it again would fail when the layout is applied
+        raise LayoutError(
+            source, f"add[{twice}]", f"{add[twice]} is added twice; expected each name once"
         )
     default_expose = None
     expose: dict[str, Expose] = {}

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 from typing import TypeVar
 
-T = TypeVar("T")
+from assembler.collector import freeze_all, holds_frozen, release_frozen
 
-# Whether this process has frozen objects for reuse. ``gc.get_freeze_count()`` would say,
-# but it walks the whole frozen list on every call (CPython 3.11: 0.13 s once a server holds
-# a large analysis), and the engine asks at the end of every analysis.
-_frozen = False
+__all__ = ["freeze_for_reuse", "holds_frozen", "release_frozen"]
+
+T = TypeVar("T")
 
 
 def freeze_for_reuse(value: T) -> T:
@@ -24,22 +22,5 @@ def freeze_for_reuse(value: T) -> T:
     holds no reference cycles), so dropping a cached analysis frees it as before.
     Returns ``value`` so the call can wrap the expression that built it.
     """
-    global _frozen
-    gc.collect()
-    gc.freeze()
-    _frozen = True
+    freeze_all()
     return value
-
-
-def holds_frozen() -> bool:
-    """Whether :func:`freeze_for_reuse` has frozen objects in this process: then nothing may
-    ``gc.unfreeze()``, which would hand those back to every collection."""
-    return _frozen
-
-
-def release_frozen() -> None:
-    """Hand every frozen object back to the collector (a process done with what it kept,
-    such as one test among many)."""
-    global _frozen
-    gc.unfreeze()
-    _frozen = False

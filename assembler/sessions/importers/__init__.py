@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from assembler.collector import collector_paused
+from assembler.sessions.importers.fitting import fit_texts
 from assembler.sessions.importers.history import Imported, TokenCount
 from assembler.sessions.importers.records import ImporterError
 
@@ -24,7 +26,15 @@ FORMATS = ("claude-code", "codex", "requests", "otel")
 def import_session(
     format: str, path: Path, count: TokenCount, *, subagents: Path | None = None
 ) -> Imported:
-    """Import ``path`` read as ``format``; raises :class:`ImporterError` (one line)."""
+    """Import ``path`` read as ``format``; raises :class:`ImporterError` (one line). What
+    comes back is within the loader's limits (texts cut with a warning: :mod:`fitting`)."""
+    with collector_paused():  # a transcript read whole: many objects, no cycles
+        imported = _import(format, path, count, subagents)
+        cut = fit_texts(imported.data, count)
+    return Imported(imported.data, imported.warnings + cut) if cut else imported
+
+
+def _import(format: str, path: Path, count: TokenCount, subagents: Path | None) -> Imported:
     if format == "claude-code":
         from assembler.sessions.importers.claude_code import import_claude_code
 

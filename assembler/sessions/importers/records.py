@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assembler.limits import MAX_FIELD_CHARS, ReadRefused, read_capped
+from assembler.limits import (
+    MAX_FIELD_CHARS,
+    MAX_IMPORT_BYTES,
+    MAX_INT,
+    ReadRefused,
+    count_problem,
+    read_capped,
+    time_problem,
+)
 
-MAX_BYTES = 200 * 1024 * 1024  # transcripts grow large; refuse what cannot be a transcript
+MAX_BYTES = MAX_IMPORT_BYTES
 # One JSON line: a text field at its cap, escaped (up to 6 bytes a character in the worst case
 # is rare; twice the cap covers quoted code and logs).
 MAX_RECORD_BYTES = 2 * MAX_FIELD_CHARS
@@ -54,7 +63,7 @@ class Record:
         return value
 
     def at(self, key: str = "timestamp") -> datetime:
-        return parse_time(self.get_str(key), self)
+        return parse_time(self.get_str(key), self, key)
 
 
 @dataclass
@@ -150,8 +159,42 @@ def read_jsonl(
             continue
         if b"\\ud" in line.lower():  # a \uD800-\uDFFF escape: perhaps half of a pair
             value = _whole_characters(value)
+        if _ODD_COUNT.search(line):  # only then is the record walked for its usage
+            bad = bad_usage(value)
+            if bad is not None:
+                raise ImporterError(source, f"{bad[0]}: {bad[1]}", line=number)
         records.append(Record(number, value, source))
     return records
+
+
+# A count key whose value is not null or an integer of at most 15 digits (under 2**53):
+# a byte scan that passes every ordinary line without building anything.
+_ODD_COUNT = re.compile(
+    rb'(?:_tokens|_requests)"\s*:\s*(?!(?:0|[1-9][0-9]{0,14})\s*[,}\]]|null\s*[,}\]])'
+)
+_COUNT_KEY = re.compile(r"(?:_tokens|_requests)\Z")
+
+
+def bad_usage(value: Any, where: str = "") -> tuple[str, str] | None:
+    """(field, why) of the first count in a usage object of ``value`` (any mapping under a
+    key ending in ``usage``: ``message.usage``, ``info.last_token_usage``) that is not a
+    whole number of tokens from 0 to 2**53 - 1; ``null`` is a count not given."""
+    stack: list[tuple[str, Any, bool]] = [(where, value, where.endswith("usage"))]
+    while stack:
+        path, node, in_usage = stack.pop()
+        if isinstance(node, Mapping):
+            for key, child in node.items():
+                field = f"{path}.{key}" if path else str(key)
+                if in_usage and _COUNT_KEY.search(str(key)) and child is not None:
+                    why = count_problem(child)
+                    if why is not None:
+                        return field, why
+                child_usage = in_usage or str(key).lower().endswith("usage")
+                if isinstance(child, Mapping | list):
+                    stack.append((field, child, child_usage))
+        elif isinstance(node, list):
+            stack.extend((f"{path}[{i}]", child, in_usage) for i, child in enumerate(node))
+    return None
 
 
 def _text(value: str) -> str:
@@ -183,13 +226,18 @@ def _whole_characters(data: dict[str, Any]) -> dict[str, Any]:
     return root
 
 
-def parse_time(text: str, record: Record) -> datetime:
-    """ISO 8601 with a zone; a time without one is read as UTC (transcripts write ``Z``)."""
+def parse_time(text: str, record: Record, field: str = "timestamp") -> datetime:
+    """ISO 8601 with a zone; a time without one is read as UTC (transcripts write ``Z``).
+    A time outside the years a session holds is refused here, naming the line."""
     try:
         at = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise record.fail(f"expected an ISO 8601 timestamp, found {text[:40]!r}") from None
-    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+        raise record.fail(f"{field}: expected an ISO 8601 timestamp, found {text[:40]!r}") from None
+    at = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    why = time_problem(at)
+    if why is not None:
+        raise record.fail(f"{field}: {why}")
+    return at
 
 
 def preview(text: str, limit: int = PREVIEW) -> str:
@@ -198,19 +246,25 @@ def preview(text: str, limit: int = PREVIEW) -> str:
 
 
 def as_int(value: Any) -> int:
-    """A usage count: non-negative integers only; anything else counts as 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    """A usage count: a whole number 0 to 2**53 - 1 (a float that is one taken); anything
+    else counts as 0. Counts in a record's usage objects are checked as it is read."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_INT:
+        return value
+    return 0
 
 
 # --- usage ----------------------------------------------------------------------------
 
 
 def usage(input: int, cache_read: int, cache_write: int, output: int) -> dict[str, int]:
+    """Counts in a session's range: a sum of two checked counts may pass 2**53 - 1."""
     return {
-        "input": max(0, input),
-        "cache_read": max(0, cache_read),
-        "cache_write": max(0, cache_write),
-        "output": max(0, output),
+        "input": min(MAX_INT, max(0, input)),
+        "cache_read": min(MAX_INT, max(0, cache_read)),
+        "cache_write": min(MAX_INT, max(0, cache_write)),
+        "output": min(MAX_INT, max(0, output)),
     }
 
 

@@ -24,13 +24,23 @@ def _choice(value: Any) -> str | None:
     return json_text(value)
 
 
-def _parts(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    items = request.get("messages") or request.get("input")
+def _parts(items: Any) -> list[Mapping[str, Any]]:
     parts: list[Mapping[str, Any]] = []
     for msg in iter_items(items):
         content = msg.get("content")
         parts.extend(iter_items(content) if not isinstance(content, str) else [])
     return parts
+
+
+def content_facts(items: Any) -> tuple[int, bool]:
+    """(images, whether any part asks for citations) of messages or input items: the
+    settings a request's content decides, summed over a conversation as it grows."""
+    parts = _parts(items)
+    images = sum(p.get("type") in _IMAGE_PARTS for p in parts)
+    citations = any(
+        isinstance(p.get("citations"), Mapping) and p["citations"].get("enabled") for p in parts
+    )
+    return images, citations
 
 
 def service_tier(tier: Any) -> str | None:
@@ -55,22 +65,21 @@ def response_tier(request: Mapping[str, Any], response: Mapping[str, Any]) -> st
 
 
 def request_settings(
-    request: Mapping[str, Any], response: Mapping[str, Any] | None = None
+    request: Mapping[str, Any],
+    response: Mapping[str, Any] | None = None,
+    facts: tuple[int, bool] | None = None,
 ) -> dict[str, Any] | None:
     """The cache-relevant settings of an Anthropic, Chat or Responses request body, and
-    the service tier that priced it."""
+    the service tier that priced it; ``facts``: its content's, when already counted
+    (:func:`content_facts`)."""
     output = request.get("output_config")
     output = output if isinstance(output, Mapping) else {}
     reasoning = request.get("reasoning")
     reasoning = reasoning if isinstance(reasoning, Mapping) else {}
     options = request.get("prompt_cache_options")
     options = options if isinstance(options, Mapping) else {}
-    parts = _parts(request)
     tools = list(iter_items(request.get("tools")))
-    images = sum(p.get("type") in _IMAGE_PARTS for p in parts)
-    citations = any(
-        isinstance(p.get("citations"), Mapping) and p["citations"].get("enabled") for p in parts
-    )
+    images, citations = facts or content_facts(request.get("messages") or request.get("input"))
     found = {
         "tool_choice": _choice(request.get("tool_choice")),
         "thinking": _choice(request.get("thinking")),

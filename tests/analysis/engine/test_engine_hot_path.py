@@ -15,6 +15,7 @@ from assembler.analysis.engine.analyzer import analyze, totals_of
 from assembler.analysis.engine.results import StepAnalysis
 from assembler.cache.rules import rules
 from assembler.cache.simulation import CacheResult
+from assembler.collector import freeze_all, release_frozen
 from assembler.sessions.model import Session
 
 
@@ -107,15 +108,15 @@ def test_the_analysis_leaves_the_youngest_generation(research_session: Session) 
 
 @pytest.mark.usefixtures("collecting")
 def test_objects_a_caller_froze_stay_frozen(research_session: Session) -> None:
-    kept: list[int] = []  # a tracked container, frozen below
-    gc.freeze()
+    kept: list[int] = []  # a tracked container, frozen below (as the app freezes for reuse)
+    freeze_all()
     try:
         assert not any(o is kept for o in gc.get_objects())
         analyze(research_session)
         assert gc.get_freeze_count() > 0
         assert not any(o is kept for o in gc.get_objects())  # still out of every collection
     finally:
-        gc.unfreeze()
+        release_frozen()
     assert any(o is kept for o in gc.get_objects())
 
 

@@ -183,7 +183,7 @@ def test_an_instrumentation_copying_the_uncached_input_is_read_so_on_every_span(
 
 
 def test_a_skip_count_puts_the_plural_on_its_noun() -> None:
-    from assembler.sessions.importers.otel import _counted
+    from assembler.sessions.importers.otel.traces import _counted
 
     assert _counted(2, "failed call without usage") == "2 failed calls without usage"
     assert _counted(3, "invoke_agent span") == "3 invoke_agent spans"

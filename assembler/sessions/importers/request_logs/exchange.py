@@ -17,6 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from assembler.sessions.importers.records import kind
+from assembler.sessions.importers.request_logs.requests_lines import (
+    STATUS_EXPECTED,
+    shown,
+    status_code,
+    url_problem,
+)
 
 
 class ExchangeError(ValueError):
@@ -53,14 +59,20 @@ def read_exchange(line: Mapping[str, Any]) -> Exchange:
     if response is not None and not isinstance(response, Mapping):
         raise ExchangeError(f"response: expected the captured response, found {kind(response)}")
     response = response or {}
-    status = response.get("status_code", response.get("status"))
-    status = status if isinstance(status, int) and not isinstance(status, bool) else None
+    key = "status_code" if "status_code" in response else "status"
+    raw_status = response.get(key)
+    status = status_code(raw_status)
+    if raw_status is not None and status is None:
+        raise ExchangeError(f"response.{key}: {STATUS_EXPECTED}, found {shown(raw_status)}")
+    url = request.get("url")
+    why = None if url is None else url_problem(url)
+    if why is not None:
+        raise ExchangeError(f"request.url: {why}")
     body = _json_body(request.get("body"), "request.body")
     if body is None:
         raise ExchangeError(
             f"request.body: expected the request as a JSON object, found {kind(request.get('body'))}"
         )
-    url = request.get("url")
     return Exchange(
         timestamp=request.get("timestamp", response.get("timestamp")),
         url=url if isinstance(url, str) else None,
@@ -167,10 +179,29 @@ def reassemble(text: str, field: str = "response.body_raw") -> Mapping[str, Any]
     )
 
 
+class _Pieces:
+    """Streamed text kept as its pieces and joined once at the end: adding each delta to
+    the text so far copies it every time, quadratic in the number of deltas."""
+
+    def __init__(self) -> None:
+        self._texts: dict[tuple[int, str], tuple[dict[str, Any], list[str]]] = {}
+
+    def add(self, target: dict[str, Any], key: str, piece: Any) -> None:
+        got = self._texts.get((id(target), key))
+        if got is None:
+            got = self._texts[(id(target), key)] = (target, [str(target.get(key) or "")])
+        got[1].append(str(piece or ""))
+
+    def join(self) -> None:
+        for (_, key), (target, pieces) in self._texts.items():
+            target[key] = "".join(pieces)
+
+
 def _anthropic(events: list[Mapping[str, Any]], field: str) -> Mapping[str, Any]:
     message: dict[str, Any] = {}
     blocks: dict[int, dict[str, Any]] = {}
     partial: dict[int, list[str]] = {}
+    texts = _Pieces()
     for e in events:
         kind_ = e.get("type")
         if kind_ == "error":
@@ -181,7 +212,7 @@ def _anthropic(events: list[Mapping[str, Any]], field: str) -> Mapping[str, Any]
         elif kind_ == "content_block_start" and isinstance(e.get("content_block"), Mapping):
             blocks[_index(e)] = dict(e["content_block"])
         elif kind_ == "content_block_delta" and isinstance(e.get("delta"), Mapping):
-            _apply_delta(blocks.setdefault(_index(e), {}), partial, _index(e), e["delta"])
+            _apply_delta(blocks.setdefault(_index(e), {}), partial, _index(e), e["delta"], texts)
         elif kind_ == "message_delta":
             delta = e.get("delta")
             if isinstance(delta, Mapping):
@@ -191,6 +222,7 @@ def _anthropic(events: list[Mapping[str, Any]], field: str) -> Mapping[str, Any]
                 message.setdefault("usage", {}).update(
                     {k: v for k, v in usage.items() if v is not None}
                 )
+    texts.join()
     for index, pieces in partial.items():
         joined = "".join(pieces)
         try:
@@ -209,13 +241,17 @@ def _index(event: Mapping[str, Any]) -> int:
 
 
 def _apply_delta(
-    block: dict[str, Any], partial: dict[int, list[str]], index: int, delta: Mapping[str, Any]
+    block: dict[str, Any],
+    partial: dict[int, list[str]],
+    index: int,
+    delta: Mapping[str, Any],
+    texts: _Pieces,
 ) -> None:
     kind_ = delta.get("type")
     if kind_ == "text_delta":
-        block["text"] = str(block.get("text") or "") + str(delta.get("text") or "")
+        texts.add(block, "text", delta.get("text"))
     elif kind_ == "thinking_delta":
-        block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking") or "")
+        texts.add(block, "thinking", delta.get("thinking"))
     elif kind_ == "signature_delta":
         block["signature"] = delta.get("signature")
     elif kind_ == "input_json_delta":
@@ -240,10 +276,15 @@ def _responses(events: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     return final or seen
 
 
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _chat(events: list[Mapping[str, Any]]) -> Mapping[str, Any]:
     out: dict[str, Any] = {"object": "chat.completion"}
     choices: dict[int, dict[str, Any]] = {}
     calls: dict[tuple[int, int], dict[str, Any]] = {}
+    texts = _Pieces()
     for chunk in events:
         if isinstance(chunk.get("error"), Mapping):
             return {"error": chunk["error"]}
@@ -252,7 +293,7 @@ def _chat(events: list[Mapping[str, Any]]) -> Mapping[str, Any]:
                 out[key] = chunk[key]
         if isinstance(chunk.get("usage"), Mapping):  # the final chunk, with include_usage
             out["usage"] = chunk["usage"]
-        for c in chunk.get("choices") or ():
+        for c in _listed(chunk.get("choices")):
             if not isinstance(c, Mapping):
                 continue
             i = _index(c)
@@ -263,12 +304,13 @@ def _chat(events: list[Mapping[str, Any]]) -> Mapping[str, Any]:
             raw_delta = c.get("delta")
             delta: Mapping[str, Any] = raw_delta if isinstance(raw_delta, Mapping) else {}
             if isinstance(delta.get("content"), str):
-                message["content"] = (message["content"] or "") + delta["content"]
-            for tc in delta.get("tool_calls") or ():
+                texts.add(message, "content", delta["content"])
+            for tc in _listed(delta.get("tool_calls")):
                 if isinstance(tc, Mapping):
-                    _tool_call_delta(calls, message, i, tc)
+                    _tool_call_delta(calls, message, i, tc, texts)
             if c.get("finish_reason") is not None:
                 choice["finish_reason"] = c["finish_reason"]
+    texts.join()
     out["choices"] = [choices[i] for i in sorted(choices)]
     return out
 
@@ -278,6 +320,7 @@ def _tool_call_delta(
     message: dict[str, Any],
     choice: int,
     tc: Mapping[str, Any],
+    texts: _Pieces,
 ) -> None:
     key = (choice, _index(tc))
     call = calls.get(key)
@@ -292,8 +335,8 @@ def _tool_call_delta(
         call["id"] = tc["id"]
     fn = tc.get("function")
     if isinstance(fn, Mapping):
-        call["function"]["name"] += str(fn.get("name") or "")
-        call["function"]["arguments"] += str(fn.get("arguments") or "")
+        texts.add(call["function"], "name", fn.get("name"))
+        texts.add(call["function"], "arguments", fn.get("arguments"))
 
 
 def flat_line(exchange: Exchange) -> dict[str, Any]:

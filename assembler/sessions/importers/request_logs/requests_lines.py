@@ -9,20 +9,79 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from assembler.limits import MAX_ID_CHARS, MAX_URL_CHARS, STATUS_CODES, clip
 from assembler.sessions.importers.claude_code_transcript import platform_of
-from assembler.sessions.importers.records import Record, parse_time, preview
+from assembler.sessions.importers.records import Record, kind, parse_time, preview
 
 _TIME_KEYS = ("timestamp", "time", "created_at", "startTime", "start_time")
+STATUS_EXPECTED = f"expected an HTTP status code ({STATUS_CODES.start} to {STATUS_CODES.stop - 1})"
+
+
+def shown(value: Any) -> str:
+    """A value a message quotes: a short text or number as itself, else what it is."""
+    if isinstance(value, str) and len(value) <= 40:
+        return repr(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        text = repr(value)
+        return text if len(text) <= 40 else f"a number of {len(text):,} characters"
+    if isinstance(value, str):
+        return f"a string of {len(value):,} characters"
+    return kind(value)
+
+
+def status_code(value: Any) -> int | None:
+    """``value`` as an HTTP status code (a number, or its three digits as text); None when
+    it is none."""
+    if isinstance(value, str) and len(value) == 3 and value.isascii() and value.isdigit():
+        value = int(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1000:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value in STATUS_CODES:
+        return value
+    return None
 
 
 def status(rec: Record) -> int | None:
-    """The HTTP status the line records (``status`` or ``status_code``), if any."""
+    """The HTTP status the line records (``status`` or ``status_code``), if any; a value
+    that is no status code is refused, naming the line and the field."""
     for key in ("status", "status_code"):
         value = rec.data.get(key)
-        if isinstance(value, str) and value.isdigit():
-            value = int(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        if value is None:
+            continue
+        code = status_code(value)
+        if code is None:
+            raise rec.fail(f"{key}: {STATUS_EXPECTED}, found {shown(value)}")
+        return code
+    return None
+
+
+def url_problem(value: Any) -> str | None:
+    """Why ``value`` is no URL a request was sent to, or None."""
+    if not isinstance(value, str):
+        return f"expected a URL, found {kind(value)}"
+    if len(value) > MAX_URL_CHARS:
+        return f"expected a URL of at most {MAX_URL_CHARS:,} characters, found {len(value):,}"
+    try:
+        urlsplit(value)
+    except ValueError as exc:  # a bracketed host that does not close, …
+        return f"expected a URL, found {clip(value)!r} ({exc})"
+    return None
+
+
+def check_url(rec: Record) -> None:
+    """The line's ``url``, if it has one, is a URL (read later for its host and model)."""
+    value = rec.data.get("url")
+    why = None if value is None else url_problem(value)
+    if why is not None:
+        raise rec.fail(f"url: {why}")
+
+
+def id_problem(value: Any) -> str | None:
+    """Why ``value`` is no id that links records (a response id), or None."""
+    if not isinstance(value, str):
+        return f"expected an id, found {kind(value)}"
+    if len(value) > MAX_ID_CHARS:
+        return f"expected an id of at most {MAX_ID_CHARS:,} characters, found {len(value):,}"
     return None
 
 

@@ -17,9 +17,11 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from assembler.limits import MAX_NAME_CHARS
 from assembler.sessions.importers.history import (
     Events,
     Imported,
+    compact_requests,
     content_text,
     json_text,
     session_doc,
@@ -29,6 +31,7 @@ from assembler.sessions.importers.records import (
     Skipped,
     anthropic_usage,
     as_int,
+    bad_usage,
     iter_items,
     kind,
     no_requests,
@@ -44,7 +47,9 @@ from assembler.sessions.importers.request_logs.exchange import (
 )
 from assembler.sessions.importers.request_logs.requests_lines import (
     Failures,
+    check_url,
     failure,
+    id_problem,
     provider,
     request_time,
     url_model,
@@ -55,11 +60,12 @@ from assembler.sessions.importers.request_logs.requests_shapes import (
     known_part_text,
     own_lifetimes,
     responses_blocks,
-    stored_conversation,
     write_ttl,
 )
+from assembler.sessions.importers.request_logs.responses_chain import ResponsesChain
 
 ROOT = "requests_log"
+Block = dict[str, Any]
 ANTHROPIC, CHAT, RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
 __all__ = [
     "anthropic_blocks",
@@ -186,6 +192,8 @@ def _read_call(rec: Record, failures: Failures) -> _Call | None:
             rec = Record(rec.line, flat_line(read_exchange(rec.data)), rec.source)
         except ExchangeError as exc:
             raise rec.fail(str(exc)) from None
+    else:
+        check_url(rec)
     raw = next((rec.data[k] for k in ("response", "response_body") if k in rec.data), None)
     why = failure(rec, raw)
     if why is not None:
@@ -193,45 +201,49 @@ def _read_call(rec: Record, failures: Failures) -> _Call | None:
         return None
     request = _map(rec, "request", "request_body")
     response = _map(rec, "response", "response_body")
+    bad = bad_usage(response.get("usage"), "response.usage")  # a captured body was JSON text
+    if bad is not None:
+        raise rec.fail(f"{bad[0]}: {bad[1]}")
     api = detect(rec, request, response)
     model = request.get("model") or url_model(rec) or response.get("model")
     if not isinstance(model, str) or not model:
         raise rec.fail(f"request.model: expected the model name, found {kind(model)}")
     served_by = provider(rec, api == ANTHROPIC, response, model)
-    return _Call(rec, request_time(rec, response), api, request, response, served_by, model[:200])
+    at = request_time(rec, response)
+    return _Call(rec, at, api, request, response, served_by, model[:MAX_NAME_CHARS])
 
 
-class _Stored:
-    """Responses the API keeps (``previous_response_id``): each one's conversation, and the
-    requests that named one not in the log."""
+def _check_ids(call: _Call) -> None:
+    for field, value in (
+        ("request.previous_response_id", call.request.get("previous_response_id")),
+        ("response.id", call.response.get("id")),
+    ):
+        why = None if value is None else id_problem(value)
+        if why is not None:
+            raise call.rec.fail(f"{field}: {why}")
 
-    def __init__(self) -> None:
-        self.conversations: dict[str, list[Any]] = {}
-        self.missing = 0
-        self.first_missing = ""
 
-    def request(self, call: _Call) -> Mapping[str, Any]:
-        """``call``'s request with the stored conversation it continues put before its input."""
-        request, prev = call.request, call.request.get("previous_response_id")
-        if isinstance(prev, str) and prev:
-            earlier = self.conversations.get(prev)
-            if earlier is None:
-                self.missing += 1
-                self.first_missing = self.first_missing or f"line {call.rec.line}: {prev[:60]}"
-            else:
-                request = {**request, "input": earlier + stored_conversation(request, {})}
-        if isinstance(call.response.get("id"), str):
-            self.conversations[call.response["id"]] = stored_conversation(request, call.response)
-        return request
-
-    def warnings(self) -> tuple[str, ...]:
-        if not self.missing:
-            return ()
-        return (
-            f"{self.missing} request(s) continue a stored response not in the log "
-            f"(previous_response_id, first at {self.first_missing}): their earlier "
-            "conversation is not simulated",
-        )
+def _written(
+    blocks: list[Block], before: list[Block] | None, shared: int, marks: list[int]
+) -> dict[str, Any]:
+    """The request as the session writes it: ``keep`` (the blocks it starts with of the
+    request written before) and its own blocks. ``shared``: how many are known to be the
+    same (a continued Responses conversation; ``marks``: its marked blocks); else they
+    are compared, as the session document compares every importer's requests."""
+    if not shared:
+        if before is None:
+            return {"blocks": blocks}
+        pair = [{"type": "llm", "request": {"blocks": b}} for b in (before, blocks)]
+        out: dict[str, Any] = compact_requests(pair)[1]["request"]
+        return out
+    out = {"keep": shared, "blocks": blocks[shared:]}
+    marks = [k for k in marks if k < shared]
+    if marks:
+        out["breakpoints"] = marks
+        hours = [k for k in marks if blocks[k].get("ttl") == "1h"]
+        if hours:
+            out["breakpoints_1h"] = hours
+    return out
 
 
 def _in_time_order(calls: list[_Call]) -> tuple[list[_Call], tuple[str, ...]]:
@@ -258,15 +270,23 @@ def requests_session(records: Iterable[Record], source: str, id: str) -> Importe
     failures = Failures()
     calls = [c for rec in records if (c := _read_call(rec, failures))]
     calls, order_note = _in_time_order(calls)
-    stored = _Stored()
+    chain = ResponsesChain()
     events = Events()
     initial: tuple[str, str] | None = None  # the session header's provider and model
     current = ("", "")
+    before: list[Block] | None = None  # the blocks of the request written last
     for call in calls:
-        rec, api, response = call.rec, call.api, call.response
-        request = stored.request(call) if api == RESPONSES else call.request
+        rec, api, response, request = call.rec, call.api, call.response, call.request
         request_ttl = write_ttl(request) if api == ANTHROPIC else None
-        blocks = own_lifetimes(BUILDERS[api](request), request_ttl)
+        shared, facts, marks = 0, None, []
+        if api == RESPONSES:
+            _check_ids(call)
+            built = chain.build(rec.line, request, response)
+            blocks, facts, marks = built.blocks, built.facts, built.marks
+            shared = built.shared if built.base is before else 0
+            own_lifetimes(blocks[built.shared :], None)  # the blocks before were done
+        else:
+            blocks = own_lifetimes(BUILDERS[api](request), request_ttl)
         if not blocks:
             raise rec.fail("request: expected at least one message, system prompt or tool")
         at = call.at
@@ -283,11 +303,12 @@ def requests_session(records: Iterable[Record], source: str, id: str) -> Importe
             at,
             output=answer(api, response),
             usage=measured(api, response),
-            request={"blocks": blocks},
-            settings=request_settings(request, response),
+            request=_written(blocks, before, shared, marks),
+            settings=request_settings(request, response, facts),
             diagnostic=response_diagnostic(api == ANTHROPIC, request, response),
             ttl=request_ttl,
         )
+        before = blocks
     if initial is None or events.last is None:
         raise no_requests(
             source,
@@ -301,7 +322,9 @@ def requests_session(records: Iterable[Record], source: str, id: str) -> Importe
         provider=initial[0],
         model=initial[1],
         environment=None,
-        events=events.events,
+        events=[],
     )
-    notes = failures.warnings() + order_note + stored.warnings()
+    # Written with keep already: compacting again would copy every kept block per request.
+    data["events"] = events.events
+    notes = failures.warnings() + order_note + chain.warnings()
     return Imported(data, notes)

@@ -137,11 +137,14 @@ def _role(value: Any) -> str:
     return "assistant" if value == "assistant" else "user"
 
 
-class _Blocks:
-    def __init__(self) -> None:
+class Blocks:
+    """Blocks under construction, named by their count of messages and system parts so
+    far (``messages=``, ``system=``: where a continued rendering starts)."""
+
+    def __init__(self, messages: int = 0, system: int = 0) -> None:
         self.blocks: list[Block] = []
-        self.messages = 0
-        self.system = 0
+        self.messages = messages
+        self.system = system
 
     def system_text(self, text: str, marker: Mapping[str, Any] | None = None) -> None:
         block: Block = {"section": "system", "name": f"system[{self.system}]", "text": text}
@@ -189,7 +192,7 @@ class _Blocks:
 
 
 def anthropic_blocks(request: Mapping[str, Any]) -> list[Block]:
-    b = _Blocks()
+    b = Blocks()
     b.blocks.extend(_tool_blocks(request.get("tools")))
     system = request.get("system")
     if isinstance(system, str):
@@ -204,7 +207,7 @@ def anthropic_blocks(request: Mapping[str, Any]) -> list[Block]:
 
 
 def chat_blocks(request: Mapping[str, Any]) -> list[Block]:
-    b = _Blocks()
+    b = Blocks()
     b.blocks.extend(_tool_blocks(request.get("tools")))
     for msg in iter_items(request.get("messages")):
         role = msg.get("role")
@@ -219,15 +222,27 @@ def chat_blocks(request: Mapping[str, Any]) -> list[Block]:
 
 
 def responses_blocks(request: Mapping[str, Any]) -> list[Block]:
-    b = _Blocks()
-    b.blocks.extend(_tool_blocks(request.get("tools")))
-    if isinstance(request.get("instructions"), str):
-        b.system_text(request["instructions"])
+    b = responses_head(request)
     items = request.get("input")
     if isinstance(items, str):
         b.message("user", "text", items)
     listed = list(iter_items(items))
-    turn = _turn_start(listed)
+    responses_items(b, listed, _turn_start(listed))
+    return b.blocks
+
+
+def responses_head(request: Mapping[str, Any]) -> Blocks:
+    """A Responses request's blocks before its input: its tools, its instructions."""
+    b = Blocks()
+    b.blocks.extend(_tool_blocks(request.get("tools")))
+    if isinstance(request.get("instructions"), str):
+        b.system_text(request["instructions"])
+    return b
+
+
+def responses_items(b: Blocks, listed: list[Mapping[str, Any]], turn: int) -> None:
+    """The blocks of input items, added to ``b``; reasoning before index ``turn`` (where
+    the current user turn starts) is left out."""
     for i, item in enumerate(listed):
         itype = item.get("type", "message")
         if itype == "reasoning" and i < turn:
@@ -246,16 +261,15 @@ def responses_blocks(request: Mapping[str, Any]) -> list[Block]:
         else:  # reasoning, custom tool calls, server tools' calls, item references: all input
             role = "user" if str(itype).endswith("_output") else "assistant"
             b.message(role, str(itype)[:40], json_text(_without_marker(item)), item)
-    return b.blocks
+
+
+def is_user_message(item: Mapping[str, Any]) -> bool:
+    return item.get("type", "message") == "message" and item.get("role") == "user"
 
 
 def _turn_start(items: list[Mapping[str, Any]]) -> int:
     """Where the current turn starts: the last user message's index (0 if none)."""
-    users = [
-        i
-        for i, item in enumerate(items)
-        if item.get("type", "message") == "message" and item.get("role") == "user"
-    ]
+    users = [i for i, item in enumerate(items) if is_user_message(item)]
     return users[-1] if users else 0
 
 

@@ -17,7 +17,7 @@ file exporter writes). Two attribute conventions are read:
   ``llm.output_messages.N.message.*`` and ``llm.tools.N.tool.json_schema``.
 
 The older GenAI names (before 1.27, as OpenLLMetry writes them) are fallbacks, the
-current name winning: see ``otel_spans.USAGE_KEYS``, ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``
+current name winning: see ``spans.USAGE_KEYS``, ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``
 messages, ``llm.request.functions.N.*`` tools and ``llm.request.type`` operations.
 
 Only model calls become requests, one each, in start-time order; spans naming a model
@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from assembler.limits import MAX_ID_CHARS, ReadRefused, clip, read_capped
 from assembler.sessions.importers.history import (
     Events,
     Imported,
@@ -42,11 +43,7 @@ from assembler.sessions.importers.history import (
     json_text,
     session_doc,
 )
-from assembler.sessions.importers.otel_spans import (
-    LlmSpan,
-    model_spans,
-    usage_counts,
-)
+from assembler.sessions.importers.otel.spans import LlmSpan, model_spans
 from assembler.sessions.importers.records import (
     MAX_BYTES,
     ImporterError,
@@ -63,8 +60,12 @@ PREFIX_TEXT = "[system prompt and tool definitions: not recorded in the trace]"
 Block = dict[str, Any]
 _INDEXED = re.compile(
     r"^(llm\.(?:input_messages|output_messages|tools|request\.functions)|gen_ai\.(?:prompt|completion))"
-    r"\.(\d+)\.(.+)$"
+    r"\.(\d+)\.(.+)$",
+    re.DOTALL,
 )
+_INDEXED_HEADS = ("llm.", "gen_ai.prompt.", "gen_ai.completion.")
+#: Digits of a flattened attribute's index (``llm.input_messages.N.…``): a list position.
+_INDEX_DIGITS = 9
 _PROVIDERS = (  # a keyword of the provider or model name → our provider
     ("anthropic", "anthropic"),
     ("claude", "anthropic"),
@@ -82,7 +83,11 @@ def _model(s: LlmSpan) -> str:
     for key in ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name"):
         if isinstance(s.attrs.get(key), str) and s.attrs[key]:
             return str(s.attrs[key])
-    raise s.record.fail(f"span {s.name!r}: gen_ai.request.model: expected the model name")
+    key = next((k for k in _MODEL_NAMES if k in s.attrs), "gen_ai.request.model")
+    raise s.fail(key, f"expected the model name, found {kind(s.attrs.get(key))}")
+
+
+_MODEL_NAMES = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
 
 
 def _provider(s: LlmSpan, model: str) -> str:
@@ -94,10 +99,27 @@ def _provider(s: LlmSpan, model: str) -> str:
     for keyword, provider in _PROVIDERS:
         if keyword in text:
             return provider
-    raise s.record.fail(
-        f"span {s.name!r}: gen_ai.provider.name: expected anthropic, openai, gemini or deepseek"
-        f" (or a model of theirs), found {text.strip()[:60]!r}"
+    raise s.fail(
+        "gen_ai.provider.name",
+        "expected anthropic, openai, gemini or deepseek (or a model of theirs), "
+        f"found {clip(text.strip())!r}",
     )
+
+
+def _session_id(s: LlmSpan) -> str | None:
+    for key in ("session.id", "gen_ai.conversation.id"):
+        value = s.attrs.get(key)
+        if value is None or value == "":
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str) or len(value) > MAX_ID_CHARS:
+            found = f"{len(value):,} characters" if isinstance(value, str) else kind(value)
+            raise s.fail(
+                key, f"expected an id of at most {MAX_ID_CHARS:,} characters, found {found}"
+            )
+        return value
+    return None
 
 
 def _short(c: Mapping[str, int]) -> bool:
@@ -105,10 +127,10 @@ def _short(c: Mapping[str, int]) -> bool:
     return c["total"] < c["read"] + c["write"]
 
 
-def measured(a: Mapping[str, Any], uncached_input: bool = False) -> dict[str, int] | None:
-    """Usage in our terms (``input`` uncached); None if absent. The conventions count
-    cached tokens in the input (``uncached_input`` says this instrumentation does not)."""
-    c = usage_counts(a)
+def measured(c: Mapping[str, int] | None, uncached_input: bool = False) -> dict[str, int] | None:
+    """Usage in our terms (``input`` uncached) from the counts as recorded; None if absent.
+    The conventions count cached tokens in the input (``uncached_input`` says this
+    instrumentation does not)."""
     if c is None:
         return None
     total, read, write = c["total"], c["read"], c["write"]
@@ -126,7 +148,7 @@ def _uncached_input(spans: list[LlmSpan], providers: list[str]) -> set[tuple[str
     return {
         (s.scope, p)
         for s, p in zip(spans, providers, strict=True)
-        if (c := usage_counts(s.attrs)) is not None and _short(c)
+        if (c := s.counts) is not None and _short(c)
     }
 
 
@@ -135,12 +157,16 @@ def _json_list(s: LlmSpan, key: str) -> list[Any]:
     raw = s.attrs.get(key)
     if raw is None:
         return []
+    if not isinstance(raw, str | list):
+        raise s.fail(key, f"expected JSON text, found {kind(raw)}")
     try:
         value = json.loads(raw) if isinstance(raw, str) else raw
     except (json.JSONDecodeError, RecursionError):
-        raise s.record.fail(f"span {s.name!r}: {key}: expected JSON text") from None
+        raise s.fail(key, "expected JSON text") from None
+    except ValueError:  # an integer over the interpreter's 4,300-digit limit
+        raise s.fail(key, "expected JSON text, found a number of more than 4,300 digits") from None
     if not isinstance(value, list):
-        raise s.record.fail(f"span {s.name!r}: {key}: expected a JSON list, found {kind(value)}")
+        raise s.fail(key, f"expected a JSON list, found {kind(value)}")
     return value
 
 
@@ -175,19 +201,44 @@ def _genai_blocks(s: LlmSpan) -> list[Block]:
         else:
             who = "assistant" if role == "assistant" else "user"
             blocks.append(
-                {"section": "messages", "name": f"messages[{i}] {role}", "role": who, "text": text}
+                {
+                    "section": "messages",
+                    "name": f"messages[{i}] {_shown_role(role)}",
+                    "role": who,
+                    "text": text,
+                }
             )
     return blocks
 
 
+def _indexed_any(s: LlmSpan) -> bool:
+    """Whether the span has any flattened ``group.N.key`` attribute."""
+    _indexed(s, "")
+    return bool(s.groups)
+
+
 def _indexed(s: LlmSpan, group: str) -> list[dict[str, Any]]:
-    """``group.N.key`` attributes as one ``{key: value}`` per N, in N order."""
-    items: dict[int, dict[str, Any]] = {}
-    for key, value in s.attrs.items():
-        m = _INDEXED.match(key)
-        if m and m.group(1) == group:
-            items.setdefault(int(m.group(2)), {})[m.group(3)] = value
-    return [items[i] for i in sorted(items)]
+    """``group.N.key`` attributes as one ``{key: value}`` per N, in N order (every group
+    read in one pass over the span's attributes, the first time one is asked for)."""
+    if s.groups is None:
+        found: dict[str, dict[int, dict[str, Any]]] = {}
+        for key, value in s.attrs.items():
+            m = _INDEXED.match(key) if key.startswith(_INDEXED_HEADS) else None
+            if m is None:
+                continue
+            if len(m.group(2)) > _INDEX_DIGITS:
+                raise s.fail(
+                    clip(key),
+                    f"the index has {len(m.group(2)):,} digits; expected a list position",
+                )
+            found.setdefault(m.group(1), {}).setdefault(int(m.group(2)), {})[m.group(3)] = value
+        s.groups = {g: [items[i] for i in sorted(items)] for g, items in found.items()}
+    return s.groups.get(group, [])
+
+
+def _shown_role(role: Any) -> str:
+    """A recorded role as a block's name shows it: short text, never a structure."""
+    return clip(role, 40) if isinstance(role, str) else kind(role)
 
 
 def _message_text(m: Mapping[str, Any]) -> str:
@@ -220,7 +271,12 @@ def _flat_blocks(s: LlmSpan, tools: str, inputs: str) -> list[Block]:
         else:
             who = "assistant" if role == "assistant" else "user"
             blocks.append(
-                {"section": "messages", "name": f"messages[{i}] {role}", "role": who, "text": text}
+                {
+                    "section": "messages",
+                    "name": f"messages[{i}] {_shown_role(role)}",
+                    "role": who,
+                    "text": text,
+                }
             )
     return blocks
 
@@ -229,6 +285,8 @@ def _answer(s: LlmSpan) -> str:
     if "gen_ai.output.messages" in s.attrs:
         out = _json_list(s, "gen_ai.output.messages")
         return "\n".join(_part_text(p) for m in out if isinstance(m, Mapping) for p in _parts(m))
+    if not _indexed_any(s):
+        return ""
     out = _indexed(s, "llm.output_messages") or _indexed(s, "gen_ai.completion")
     return "\n".join(_message_text(m) for m in out)
 
@@ -236,11 +294,11 @@ def _answer(s: LlmSpan) -> str:
 def _records(path: Path, skipped: Skipped) -> list[Record]:
     """One JSON document (pretty-printed or not), else JSON Lines."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise ImporterError(str(path), f"the file is over the {MAX_BYTES:,}-byte limit")
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImporterError(str(path), f"cannot read the file: {exc}") from None
+        text = read_capped(path, MAX_BYTES).decode("utf-8-sig")
+    except ReadRefused as exc:
+        raise ImporterError(str(path), str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ImporterError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     try:
         whole = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
@@ -270,12 +328,12 @@ def import_otel(path: Path, count: TokenCount) -> Imported:
     uncached = _uncached_input(spans, providers)
     steps = []
     for s, model, provider in zip(spans, models, providers, strict=True):
-        blocks = (
-            _genai_blocks(s)
-            or _flat_blocks(s, "llm.tools", "llm.input_messages")
-            or _flat_blocks(s, "llm.request.functions", "gen_ai.prompt")
-        )
-        u = measured(s.attrs, (s.scope, provider) in uncached)
+        blocks = _genai_blocks(s)
+        if not blocks and _indexed_any(s):
+            blocks = _flat_blocks(s, "llm.tools", "llm.input_messages") or _flat_blocks(
+                s, "llm.request.functions", "gen_ai.prompt"
+            )
+        u = measured(s.counts, (s.scope, provider) in uncached)
         steps.append((s, model, provider, blocks, u))
     # What the span does not record (the tools, a system prompt) is sized from usage:
     # the smallest gap between a request's measured input and its recorded blocks.
@@ -287,7 +345,7 @@ def import_otel(path: Path, count: TokenCount) -> Imported:
     prefix = max(0, min(gaps, default=0))
     events = Events()
     first = steps[0]
-    ident = first[0].attrs.get("session.id") or first[0].attrs.get("gen_ai.conversation.id")
+    ident = _session_id(first[0])
     current = (first[2], first[1])
     events.enter(first[0].start, ROOT)
     for number, (s, model, provider, blocks, u) in enumerate(steps, start=1):
