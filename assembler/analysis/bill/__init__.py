@@ -24,13 +24,18 @@ if TYPE_CHECKING:  # the public names; each loads its module when first used
         BillFirst,
         bill_first,
         bill_first_lines,
-        billed_without_cache,
         divergence_clause,
         first_divergence,
         sizes_sentence,
         split_sentence,
     )
-    from assembler.analysis.bill.billing import SessionCosts, billed_cost, billed_usd, session_costs
+    from assembler.analysis.bill.billing import (
+        SessionCosts,
+        billed_cost,
+        billed_usd,
+        billed_without_cache,
+        session_costs,
+    )
     from assembler.analysis.bill.measured import (
         MeasuredComparison,
         compare_measured,

@@ -27,30 +27,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assembler.analysis.bill.billing import billed_cost
+from assembler.analysis.bill.billing import billed_cost, billed_without_cache
 from assembler.analysis.bill.measured import MeasuredComparison, compare_measured
 from assembler.analysis.bill.measured_causes import Side, measured_side, simulated_side
-from assembler.analysis.engine import SessionAnalysis, StepAnalysis
-from assembler.cache.prices.pricing import price
+from assembler.analysis.engine import SessionAnalysis
 
 SHOWN_ABOVE = 0.05  # |simulated / billed - 1| above which the first divergent step is named
-
-
-def billed_without_cache(step: StepAnalysis) -> float | None:
-    """The step's billed tokens priced with nothing read from or written to a cache: what
-    the bill would have been without caching, at the provider's own sizes."""
-    u = step.measured
-    if u is None:
-        return None
-    return price(
-        step.platform or step.provider,
-        step.model,
-        total_input=u.input + u.cache_read + u.cache_write,
-        output=u.output,
-        web_searches=u.web_searches,
-        at=step.timestamp,
-        context=step.price_context,
-    )
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,16 @@ class SessionCosts:
 
 def billed_cost(step: StepAnalysis) -> float | None:
     """The step's measured usage priced at its platform's rates; ``None`` without usage."""
+    return _billed(step, cached=True)
+
+
+def billed_without_cache(step: StepAnalysis) -> float | None:
+    """The step's billed tokens priced with nothing read from or written to a cache: what
+    the bill would have been without caching, at the provider's own sizes."""
+    return _billed(step, cached=False)
+
+
+def _billed(step: StepAnalysis, cached: bool) -> float | None:
     u = step.measured
     if u is None:
         return None
@@ -37,9 +47,9 @@ def billed_cost(step: StepAnalysis) -> float | None:
         step.platform or step.provider,
         step.model,
         total_input=u.input + u.cache_read + u.cache_write,
-        cache_read=u.cache_read,
-        cache_write=u.cache_write,
-        cache_write_1h=u.cache_write_1h,
+        cache_read=u.cache_read if cached else 0,
+        cache_write=u.cache_write if cached else 0,
+        cache_write_1h=u.cache_write_1h if cached else 0,
         output=u.output,
         web_searches=u.web_searches,
         at=step.timestamp,  # the price in force when the request was sent

@@ -194,21 +194,21 @@ def _genai_blocks(s: LlmSpan) -> list[Block]:
     for i, msg in enumerate(_json_list(s, "gen_ai.input.messages")):
         if not isinstance(msg, Mapping):
             continue
-        role = msg.get("role")
         text = "\n".join(_part_text(p) for p in _parts(msg))
-        if role == "system":
-            blocks.append({"section": "system", "name": f"system[{len(blocks)}]", "text": text})
-        else:
-            who = "assistant" if role == "assistant" else "user"
-            blocks.append(
-                {
-                    "section": "messages",
-                    "name": f"messages[{i}] {_shown_role(role)}",
-                    "role": who,
-                    "text": text,
-                }
-            )
+        blocks.append(_message_block(i, len(blocks), msg.get("role"), text))
     return blocks
+
+
+def _message_block(i: int, system_index: int, role: Any, text: str) -> Block:
+    """Input message ``i``: a system block (named by ``system_index``) or a message."""
+    if role == "system":
+        return {"section": "system", "name": f"system[{system_index}]", "text": text}
+    return {
+        "section": "messages",
+        "name": f"messages[{i}] {_shown_role(role)}",
+        "role": "assistant" if role == "assistant" else "user",
+        "text": text,
+    }
 
 
 def _indexed_any(s: LlmSpan) -> bool:
@@ -265,19 +265,7 @@ def _flat_blocks(s: LlmSpan, tools: str, inputs: str) -> list[Block]:
         for i, t in enumerate(_indexed(s, tools))
     ]
     for i, m in enumerate(_indexed(s, inputs)):
-        role, text = m.get("message.role", m.get("role")), _message_text(m)
-        if role == "system":
-            blocks.append({"section": "system", "name": f"system[{i}]", "text": text})
-        else:
-            who = "assistant" if role == "assistant" else "user"
-            blocks.append(
-                {
-                    "section": "messages",
-                    "name": f"messages[{i}] {_shown_role(role)}",
-                    "role": who,
-                    "text": text,
-                }
-            )
+        blocks.append(_message_block(i, i, m.get("message.role", m.get("role")), _message_text(m)))
     return blocks
 
 
