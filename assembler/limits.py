@@ -52,7 +52,7 @@ def count_problem(value: object) -> str | None:
     """Why ``value`` is not a token count (a whole number 0 to :data:`MAX_INT`; a
     float that is one is taken), or None when it is one. ``null`` is left to the caller."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return f"expected a whole number of tokens, found {_kind(value)}"
+        return f"expected a whole number of tokens, found {kind_of(value)}"
     if isinstance(value, float) and not value.is_integer():
         return f"expected a whole number of tokens, found {clip(repr(value), 40)}"
     if not 0 <= value <= MAX_INT:
@@ -72,11 +72,14 @@ def time_problem(at: datetime) -> str | None:
     return f"expected a time between the years {FIRST_YEAR} and {LAST_YEAR}, found the year {year}"
 
 
-def _kind(value: object) -> str:
+def kind_of(value: object) -> str:
+    """What a JSON value is, as an error line names it ("a string", "an object"…)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
     if isinstance(value, str):
         return "a string"
     if isinstance(value, list):

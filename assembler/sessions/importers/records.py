@@ -16,6 +16,7 @@ from assembler.limits import (
     MAX_INT,
     ReadRefused,
     count_problem,
+    kind_of,
     read_capped,
     time_problem,
 )
@@ -53,13 +54,13 @@ class Record:
     def get_str(self, key: str, default: str | None = None) -> str:
         value = self.data.get(key, default)
         if not isinstance(value, str):
-            raise self.fail(f"{key}: expected a string, found {kind(value)}")
+            raise self.fail(f"{key}: expected a string, found {kind_of(value)}")
         return value
 
     def get_map(self, key: str) -> Mapping[str, Any]:
         value = self.data.get(key)
         if not isinstance(value, Mapping):
-            raise self.fail(f"{key}: expected an object, found {kind(value)}")
+            raise self.fail(f"{key}: expected an object, found {kind_of(value)}")
         return value
 
     def at(self, key: str = "timestamp") -> datetime:
@@ -89,22 +90,6 @@ class Skipped:
         if self.first_source != main:
             where += f" of {self.first_source}"
         return (f"skipped {self.count} malformed {plural} (first at {where}: {self.first_reason})",)
-
-
-def kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
 
 
 def read_jsonl(
@@ -155,7 +140,7 @@ def read_jsonl(
             skipped.add(source, number, "a number has more than 4,300 digits")
             continue
         if not isinstance(value, dict):
-            skipped.add(source, number, f"expected a JSON object, found {kind(value)}")
+            skipped.add(source, number, f"expected a JSON object, found {kind_of(value)}")
             continue
         if b"\\ud" in line.lower():  # a \uD800-\uDFFF escape: perhaps half of a pair
             value = _whole_characters(value)

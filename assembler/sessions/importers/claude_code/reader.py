@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from assembler.limits import kind_of
 from assembler.sessions.importers.claude_code.transcript import (
     Dropped,
     Mark,
@@ -35,7 +36,6 @@ from assembler.sessions.importers.records import (
     anthropic_usage,
     anthropic_write_ttl,
     iter_items,
-    kind,
 )
 from assembler.sessions.importers.request_cache import anthropic_diagnostic, service_tier
 
@@ -173,7 +173,9 @@ class _Reader:
                 self.transcript.entries.append(TurnStart(at, content))
             return
         if not isinstance(content, list):
-            raise rec.fail(f"message.content: expected a string or a list, found {kind(content)}")
+            raise rec.fail(
+                f"message.content: expected a string or a list, found {kind_of(content)}"
+            )
         parts = list(iter_items(content))
         results = any(p.get("type") == "tool_result" for p in parts)
         if not results:
@@ -236,7 +238,7 @@ class _Reader:
         if model == SYNTHETIC:
             return False
         if not isinstance(model, str) or not model:
-            raise rec.fail(f"message.model: expected the model name, found {kind(model)}")
+            raise rec.fail(f"message.model: expected the model name, found {kind_of(model)}")
         at = rec.at()
         # Claude Code writes one record per content block; they share the requestId.
         key = next(
@@ -306,7 +308,7 @@ class _Reader:
         if ptype == "tool_use":
             name = part.get("name")
             if not isinstance(name, str):
-                raise rec.fail(f"tool_use.name: expected a string, found {kind(name)}")
+                raise rec.fail(f"tool_use.name: expected a string, found {kind_of(name)}")
             tool_input = json_text(part.get("input", {}))
             raw_id = part.get("id")
             use_id = raw_id if isinstance(raw_id, str) else ""
@@ -358,7 +360,7 @@ def _opt_str(rec: Record, key: str) -> str | None:
 def _text(part: Mapping[str, Any], rec: Record) -> str:
     text = part.get("text")
     if not isinstance(text, str):
-        raise rec.fail(f"text block: expected a string in text, found {kind(text)}")
+        raise rec.fail(f"text block: expected a string in text, found {kind_of(text)}")
     return text
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from assembler.limits import kind_of
 from assembler.sessions.importers.codex.items import (
     HOSTED_ITEMS,
     OUTPUT_ITEMS,
@@ -48,7 +49,6 @@ from assembler.sessions.importers.records import (
     Record,
     as_int,
     iter_items,
-    kind,
     openai_usage,
 )
 
@@ -148,7 +148,7 @@ class Reader:
             if info is None:
                 return  # emitted before any usage is known (rate limits only)
             if not isinstance(info, Mapping):
-                raise rec.fail(f"payload.info: expected an object or null, found {kind(info)}")
+                raise rec.fail(f"payload.info: expected an object or null, found {kind_of(info)}")
             self._count(info)
 
     def _count(self, info: Mapping[str, Any]) -> None:

@@ -17,9 +17,10 @@ from assembler.limits import (
     MAX_INT,
     clip,
     count_problem,
+    kind_of,
     time_problem,
 )
-from assembler.sessions.importers.records import ImporterError, Record, kind
+from assembler.sessions.importers.records import ImporterError, Record
 
 _MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model")
 # gen_ai.operation.name values of a model call; the others (invoke_agent, create_agent,
@@ -101,7 +102,7 @@ def _attrs(rec: Record, raw: Any, name: str) -> dict[str, Any]:
         return {}
     if type(raw) is not list:
         raise rec.fail(
-            f"span {name!r}: attributes: expected a list of key/value objects, found {kind(raw)}"
+            f"span {name!r}: attributes: expected a list of key/value objects, found {kind_of(raw)}"
         )
     out: dict[str, Any] = {}
     for a in raw:
@@ -111,7 +112,7 @@ def _attrs(rec: Record, raw: Any, name: str) -> dict[str, Any]:
         if type(key) is str and len(key) <= MAX_ID_CHARS:
             out[key] = _value(a.get("value"))
         elif key is not None:
-            found = f"{len(key):,} characters" if isinstance(key, str) else kind(key)
+            found = f"{len(key):,} characters" if isinstance(key, str) else kind_of(key)
             raise rec.fail(
                 f"span {name!r}: attributes[{raw.index(a)}].key: expected an attribute name "
                 f"of at most {MAX_ID_CHARS:,} characters, found {found}"
@@ -124,7 +125,7 @@ def _time(rec: Record, span: Mapping[str, Any], name: str) -> datetime:
     try:
         at = datetime.fromtimestamp(int(raw) // 1000 / 1_000_000, tz=UTC)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError, OSError):
-        found = f"{len(raw):,} characters" if isinstance(raw, str) else kind(raw)
+        found = f"{len(raw):,} characters" if isinstance(raw, str) else kind_of(raw)
         raise rec.fail(
             f"span {name!r}: startTimeUnixNano: expected nanoseconds since 1970, found {found}"
         ) from None
@@ -176,7 +177,7 @@ def model_spans(records: list[Record], skips: Counter[str]) -> list[LlmSpan]:
         resources = rec.data.get("resourceSpans")
         if not isinstance(resources, list):
             raise rec.fail(
-                f"resourceSpans: expected a list (an OTLP JSON export), found {kind(resources)}"
+                f"resourceSpans: expected a list (an OTLP JSON export), found {kind_of(resources)}"
             )
         for rs in resources:
             scopes = rs.get("scopeSpans") if isinstance(rs, Mapping) else None

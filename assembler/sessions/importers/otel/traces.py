@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from assembler.limits import MAX_ID_CHARS, ReadRefused, clip, read_capped
+from assembler.limits import MAX_ID_CHARS, ReadRefused, clip, kind_of, read_capped
 from assembler.sessions.importers.history import (
     Events,
     Imported,
@@ -49,7 +49,6 @@ from assembler.sessions.importers.records import (
     ImporterError,
     Record,
     Skipped,
-    kind,
     no_requests,
     read_jsonl,
     usage,
@@ -84,7 +83,7 @@ def _model(s: LlmSpan) -> str:
         if isinstance(s.attrs.get(key), str) and s.attrs[key]:
             return str(s.attrs[key])
     key = next((k for k in _MODEL_NAMES if k in s.attrs), "gen_ai.request.model")
-    raise s.fail(key, f"expected the model name, found {kind(s.attrs.get(key))}")
+    raise s.fail(key, f"expected the model name, found {kind_of(s.attrs.get(key))}")
 
 
 _MODEL_NAMES = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
@@ -114,7 +113,7 @@ def _session_id(s: LlmSpan) -> str | None:
         if isinstance(value, int) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str) or len(value) > MAX_ID_CHARS:
-            found = f"{len(value):,} characters" if isinstance(value, str) else kind(value)
+            found = f"{len(value):,} characters" if isinstance(value, str) else kind_of(value)
             raise s.fail(
                 key, f"expected an id of at most {MAX_ID_CHARS:,} characters, found {found}"
             )
@@ -158,7 +157,7 @@ def _json_list(s: LlmSpan, key: str) -> list[Any]:
     if raw is None:
         return []
     if not isinstance(raw, str | list):
-        raise s.fail(key, f"expected JSON text, found {kind(raw)}")
+        raise s.fail(key, f"expected JSON text, found {kind_of(raw)}")
     try:
         value = json.loads(raw) if isinstance(raw, str) else raw
     except (json.JSONDecodeError, RecursionError):
@@ -166,7 +165,7 @@ def _json_list(s: LlmSpan, key: str) -> list[Any]:
     except ValueError:  # an integer over the interpreter's 4,300-digit limit
         raise s.fail(key, "expected JSON text, found a number of more than 4,300 digits") from None
     if not isinstance(value, list):
-        raise s.fail(key, f"expected a JSON list, found {kind(value)}")
+        raise s.fail(key, f"expected a JSON list, found {kind_of(value)}")
     return value
 
 
@@ -238,7 +237,7 @@ def _indexed(s: LlmSpan, group: str) -> list[dict[str, Any]]:
 
 def _shown_role(role: Any) -> str:
     """A recorded role as a block's name shows it: short text, never a structure."""
-    return clip(role, 40) if isinstance(role, str) else kind(role)
+    return clip(role, 40) if isinstance(role, str) else kind_of(role)
 
 
 def _message_text(m: Mapping[str, Any]) -> str:
@@ -292,7 +291,9 @@ def _records(path: Path, skipped: Skipped) -> list[Record]:
     except (json.JSONDecodeError, RecursionError):
         return read_jsonl(path, skipped)
     if not isinstance(whole, dict):
-        raise ImporterError(str(path), f"expected an OTLP JSON object, found {kind(whole)}", line=1)
+        raise ImporterError(
+            str(path), f"expected an OTLP JSON object, found {kind_of(whole)}", line=1
+        )
     return [Record(1, whole, str(path))]
 
 

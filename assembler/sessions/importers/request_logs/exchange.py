@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from assembler.sessions.importers.records import kind
+from assembler.limits import kind_of
 from assembler.sessions.importers.request_logs.requests_lines import (
     STATUS_EXPECTED,
     shown,
@@ -54,10 +54,10 @@ def read_exchange(line: Mapping[str, Any]) -> Exchange:
     """The request body and the (reassembled) response body of one capture line."""
     request = line.get("request")
     if not isinstance(request, Mapping):
-        raise ExchangeError(f"request: expected the captured request, found {kind(request)}")
+        raise ExchangeError(f"request: expected the captured request, found {kind_of(request)}")
     response = line.get("response")
     if response is not None and not isinstance(response, Mapping):
-        raise ExchangeError(f"response: expected the captured response, found {kind(response)}")
+        raise ExchangeError(f"response: expected the captured response, found {kind_of(response)}")
     response = response or {}
     key = "status_code" if "status_code" in response else "status"
     raw_status = response.get(key)
@@ -71,7 +71,7 @@ def read_exchange(line: Mapping[str, Any]) -> Exchange:
     body = _json_body(request.get("body"), "request.body")
     if body is None:
         raise ExchangeError(
-            f"request.body: expected the request as a JSON object, found {kind(request.get('body'))}"
+            f"request.body: expected the request as a JSON object, found {kind_of(request.get('body'))}"
         )
     return Exchange(
         timestamp=request.get("timestamp", response.get("timestamp")),
@@ -93,7 +93,7 @@ def _json_body(value: Any, field: str) -> Mapping[str, Any] | None:
             return None
         if isinstance(parsed, Mapping):
             return parsed
-        raise ExchangeError(f"{field}: expected a JSON object, found the JSON of {kind(parsed)}")
+        raise ExchangeError(f"{field}: expected a JSON object, found the JSON of {kind_of(parsed)}")
     return None
 
 
@@ -110,7 +110,7 @@ def _response_body(response: Mapping[str, Any], failed: bool) -> Mapping[str, An
         if not failed:  # an error page may be HTML; a served call must say what it billed
             raise ExchangeError(
                 f"response.{key}: expected a JSON object or a server-sent event stream, "
-                f"found {kind(value)}"
+                f"found {kind_of(value)}"
             )
     return None
 
@@ -152,7 +152,9 @@ def _payloads(text: str, field: str) -> list[Mapping[str, Any]]:
         except ValueError:
             raise ExchangeError(f"{field}: event {number}: expected JSON data") from None
         if not isinstance(value, Mapping):
-            raise ExchangeError(f"{field}: event {number}: expected an object, found {kind(value)}")
+            raise ExchangeError(
+                f"{field}: event {number}: expected an object, found {kind_of(value)}"
+            )
         out.append(value)
     return out
 

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from assembler.limits import MAX_ID_CHARS, MAX_URL_CHARS, STATUS_CODES, clip
+from assembler.limits import MAX_ID_CHARS, MAX_URL_CHARS, STATUS_CODES, clip, kind_of
 from assembler.sessions.importers.claude_code_transcript import platform_of
-from assembler.sessions.importers.records import Record, kind, parse_time, preview
+from assembler.sessions.importers.records import Record, parse_time, preview
 
 _TIME_KEYS = ("timestamp", "time", "created_at", "startTime", "start_time")
 STATUS_EXPECTED = f"expected an HTTP status code ({STATUS_CODES.start} to {STATUS_CODES.stop - 1})"
@@ -26,7 +26,7 @@ def shown(value: Any) -> str:
         return text if len(text) <= 40 else f"a number of {len(text):,} characters"
     if isinstance(value, str):
         return f"a string of {len(value):,} characters"
-    return kind(value)
+    return kind_of(value)
 
 
 def status_code(value: Any) -> int | None:
@@ -58,7 +58,7 @@ def status(rec: Record) -> int | None:
 def url_problem(value: Any) -> str | None:
     """Why ``value`` is no URL a request was sent to, or None."""
     if not isinstance(value, str):
-        return f"expected a URL, found {kind(value)}"
+        return f"expected a URL, found {kind_of(value)}"
     if len(value) > MAX_URL_CHARS:
         return f"expected a URL of at most {MAX_URL_CHARS:,} characters, found {len(value):,}"
     try:
@@ -79,7 +79,7 @@ def check_url(rec: Record) -> None:
 def id_problem(value: Any) -> str | None:
     """Why ``value`` is no id that links records (a response id), or None."""
     if not isinstance(value, str):
-        return f"expected an id, found {kind(value)}"
+        return f"expected an id, found {kind_of(value)}"
     if len(value) > MAX_ID_CHARS:
         return f"expected an id of at most {MAX_ID_CHARS:,} characters, found {len(value):,}"
     return None

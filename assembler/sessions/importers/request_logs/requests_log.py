@@ -17,7 +17,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from assembler.limits import MAX_NAME_CHARS
+from assembler.limits import MAX_NAME_CHARS, kind_of
 from assembler.sessions.importers.history import (
     Events,
     Imported,
@@ -33,7 +33,6 @@ from assembler.sessions.importers.records import (
     as_int,
     bad_usage,
     iter_items,
-    kind,
     no_requests,
     openai_usage,
     read_jsonl,
@@ -82,7 +81,7 @@ def _map(rec: Record, *keys: str) -> Mapping[str, Any]:
         if isinstance(value, Mapping):
             return value
     found = next((rec.data[k] for k in keys if k in rec.data), None)
-    raise rec.fail(f"{keys[0]}: expected the JSON body as an object, found {kind(found)}")
+    raise rec.fail(f"{keys[0]}: expected the JSON body as an object, found {kind_of(found)}")
 
 
 def detect(rec: Record, request: Mapping[str, Any], response: Mapping[str, Any]) -> str:
@@ -207,7 +206,7 @@ def _read_call(rec: Record, failures: Failures) -> _Call | None:
     api = detect(rec, request, response)
     model = request.get("model") or url_model(rec) or response.get("model")
     if not isinstance(model, str) or not model:
-        raise rec.fail(f"request.model: expected the model name, found {kind(model)}")
+        raise rec.fail(f"request.model: expected the model name, found {kind_of(model)}")
     served_by = provider(rec, api == ANTHROPIC, response, model)
     at = request_time(rec, response)
     return _Call(rec, at, api, request, response, served_by, model[:MAX_NAME_CHARS])
