@@ -72,7 +72,9 @@ def test_requests_appear_as_they_pass_the_proxy(server: str, tab: Any, tmp_path:
             )
             expect(metric(tab, "Requests")).to_have_text("3")
             picker = tab.get_by_role("combobox", name="Request")
-            expect(picker).to_have_value(re.compile("^#3 · "))  # the newest, followed
+            # the newest, followed once predicted: the predicting worker runs at nice 19, so on
+            # a CPU saturated by the unit tests beside this run it can lag well behind the row
+            expect(picker).to_have_value(re.compile("^#3 · "), timeout=120_000)
             expect(tab.get_by_text("Step 3 of session", exact=False)).to_be_visible()
             block = tab.get_by_role("combobox", name="Block")
             expect(block).to_have_value("tools[0] grep")  # the changed block first

@@ -65,19 +65,24 @@ def test_the_bill_comes_first_and_the_first_divergent_step_follows(
 
 
 def test_above_five_percent_without_a_divergent_step_the_sizes_are_named(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    path = str(FIX / "codex" / "rollout-2026-03-12T14-00-00-019a9776.jsonl")
-    assert _from(_report(capsys, path), "billed:", 5) == [
-        "billed: $0.0337 for the 5 steps with usage",
-        "simulated: $0.0295 for the same steps, -12.3% from the bill",
+    # the bill charges 2,000 uncached tokens per step the recorded requests do not carry:
+    # every step reads as billed, only the sizes differ
+    text = (SAMPLES / "imported_claude_code.yaml").read_text("utf-8")
+    assert text.count("\n    input: 0\n") == 12
+    bumped = tmp_path / "bumped.yaml"
+    bumped.write_text(text.replace("\n    input: 0\n", "\n    input: 2000\n"), "utf-8")
+    assert _from(_report(capsys, str(bumped)), "billed:", 5) == [
+        "billed: $0.2921 for the 12 steps with usage",
+        "simulated: $0.2161 for the same steps, -26.0% from the bill",
         "  no step read differently from the bill (full hit, partial and miss agree at every"
-        " billed step): the whole difference, -$0.0041, is in the sizes",
-        "  tokens simulated / billed: read 24,448 / 26,240 (-6.8%), written 16,256 / 0,"
-        " uncached 374 / 19,760 (-98.1%)",
-        "simulated cost: $0.0295 with caching, $0.0570 without",
+        " billed step): the whole difference, -$0.0760, is in the sizes",
+        "  tokens simulated / billed: read 91,329 / 91,329 (+0.0%), written 43,331 / 43,331"
+        " (+0.0%), uncached 0 / 24,000 (-100.0%)",
+        "simulated cost: $0.2161 with caching, $0.4602 without",
     ]
-    assert _json(capsys, path)["totals"]["billed"]["first_divergent_step"] is None
+    assert _json(capsys, str(bumped))["totals"]["billed"]["first_divergent_step"] is None
 
 
 def test_within_five_percent_two_lines(capsys: pytest.CaptureFixture[str]) -> None:
