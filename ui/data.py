@@ -37,6 +37,7 @@ from assembler.sessions.model import Session
 from ui.work_budget import (
     ANALYSIS_SECONDS,
     ANSWER_SECONDS,
+    RUNS,
     AnalysisTooLong,
     ByteBudget,
     bounded,
@@ -214,10 +215,9 @@ MAX_COMPARISONS = 8
 
 
 #: In a browser session's state after an upload: (its content key, the time by which its
-#: first analysis must end), so that the upload is answered within ``ANSWER_SECONDS``.
+#: first analysis must end, the page run that draws it: the one after the run that read
+#: it), so that the upload is answered within ``ANSWER_SECONDS``.
 FIRST_ANSWER = "_first_answer"
-#: Past its time by more than this, the entry belongs to a page that drew no analysis.
-FIRST_GRACE_SECONDS = 2.0
 
 
 CLI_ANALYZE = (
@@ -240,14 +240,13 @@ def _first_answer(session_key: str) -> tuple[float, bool]:
     if get_script_run_ctx(suppress_warning=True) is None:
         return ANALYSIS_SECONDS, False
     due = st.session_state.get(FIRST_ANSWER)
-    if not isinstance(due, tuple) or due[0] != session_key:
+    if not isinstance(due, tuple) or len(due) != 3 or due[0] != session_key:
         return ANALYSIS_SECONDS, False
     del st.session_state[FIRST_ANSWER]
-    left = due[1] - time.monotonic()
-    if left < -FIRST_GRACE_SECONDS:  # a later visit (another page drew the answer first)
+    if due[2] != st.session_state.get(RUNS):  # a later run: the answer drew no analysis
         return ANALYSIS_SECONDS, False
-    # whole seconds, one at least: what a message says it had
-    return float(max(1, min(ANALYSIS_SECONDS, round(left)))), True
+    # whole seconds, one at least, however late the reading ended: what a message says
+    return float(max(1, min(ANALYSIS_SECONDS, round(due[1] - time.monotonic())))), True
 
 
 @st.cache_resource(show_spinner=False)

@@ -13,6 +13,7 @@ from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.sessions.model import SessionError
 from ui.html import STYLE, literal
+from ui.work_budget import RUNS
 
 log = logging.getLogger("inspector")
 
@@ -34,6 +35,7 @@ def setup(title: str, icon: str) -> None:
         initial_sidebar_state="expanded",
     )
     st.html(STYLE)
+    st.session_state[RUNS] = int(st.session_state.get(RUNS, 0)) + 1
     nav()
 
 

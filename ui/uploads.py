@@ -22,7 +22,7 @@ from assembler.sessions.model import Session, SessionError
 from assembler.sessions.replay import iter_steps
 from ui import data
 from ui.html import literal
-from ui.work_budget import WORK_SECONDS, AnalysisTooLong, bounded
+from ui.work_budget import RUNS, WORK_SECONDS, AnalysisTooLong, bounded
 
 PREFIX = "upload:"
 #: Uploads the server keeps for deep links, least recently used dropped first: at most
@@ -170,7 +170,8 @@ def _read(files: list[Any], errors: list[str]) -> None:
     kept = _keep(Kept(upload.name, upload.raw, key, upload.summary, upload.warnings))
     st.session_state[STATE] = kept
     # what is left of the answer's budget goes to the first analysis the page draws
-    st.session_state[data.FIRST_ANSWER] = (key, received + WORK_SECONDS)
+    runs = int(st.session_state.get(RUNS, 0))
+    st.session_state[data.FIRST_ANSWER] = (key, received + WORK_SECONDS, runs + 1)
     st.toast(literal(f"{upload.name}: {upload.summary}"), icon=":material/upload_file:")
     # Kept now: an empty uploader in its place. Streamlit copies a widget's value on every
     # run (a 33 MB file: 13 ms and 33 MB more per step), and its upload store would hold the

@@ -68,6 +68,11 @@ ANSWER_SECONDS = _budget("INSPECTOR_ANSWER_SECONDS", 10.0)
 WORK_SECONDS = max(ANSWER_SECONDS / 2, ANSWER_SECONDS - 3.0)
 
 
+#: In a browser session's state: how many page runs it has had (``page.setup`` counts them).
+#: A new upload's answer is due on the run after the one that read it.
+RUNS = "_page_runs"
+
+
 class AnalysisTooLong(UsageError):
     """An analysis stopped at its time budget."""
 
