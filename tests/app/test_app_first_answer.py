@@ -33,9 +33,9 @@ def test_a_reading_that_overran_its_share_still_answers_at_once(
     at.run(timeout=ANALYSIS_SECONDS)
     spent = time.monotonic() - started
     messages = [str(e.value).strip("` ") for e in at.error]  # shown as a literal
-    assert any(
-        m.startswith("long.jsonl: the analysis stopped after 1 s") for m in messages
-    ), messages
+    assert any(m.startswith("long.jsonl: the analysis stopped after 1 s") for m in messages), (
+        messages
+    )
     assert spent < ANALYSIS_SECONDS / 2, spent
     # the next step taken has the full budget again: no first-answer limit is left behind
     assert "_first_answer" not in at.session_state
