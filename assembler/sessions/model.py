@@ -145,6 +145,7 @@ class RecordedRequest(Sequence[RecordedBlock]):
         "_keep",
         "_len",
         "_marks",
+        "_plain",
         "_previous",
         "_tail",
         "warm_end",
@@ -164,6 +165,7 @@ class RecordedRequest(Sequence[RecordedBlock]):
         self._marks = marks
         self._hour_marks = hour_marks  # kept blocks whose marker asks for one hour
         self._tail = tail
+        self._plain: tuple[RecordedBlock, ...] | None = None  # see ``_unmarked``
         self._len = keep + len(tail)
         # the last block of the prefix that was cached before this request was sent (-1: none)
         self.warm_end = max((keep + i for i, b in enumerate(tail) if b.warm), default=-1)
@@ -192,14 +194,21 @@ class RecordedRequest(Sequence[RecordedBlock]):
             node = node._previous
         out: list[RecordedBlock] = []
         for node, upto in reversed(chain):
-            out.extend(node._tail[: upto - node._keep])
+            out.extend((node._tail if node is self else node._unmarked())[: upto - node._keep])
         marks, hours = self._marks, self._hour_marks
-        for k in range(self._keep):
-            b = out[k]
-            ttl = "1h" if k in hours else None
-            if b.breakpoint != (k in marks) or b.ttl != ttl:
-                out[k] = replace(b, breakpoint=k in marks, ttl=ttl)
+        for k in marks | hours if hours else marks:
+            out[k] = replace(out[k], breakpoint=k in marks, ttl="1h" if k in hours else None)
         return tuple(out)
+
+    def _unmarked(self) -> tuple[RecordedBlock, ...]:
+        """The tail without markers, as a later request that keeps it starts from: made
+        once, when a later request first reads it, not once per later request."""
+        if self._plain is None:
+            self._plain = tuple(
+                replace(b, breakpoint=False, ttl=None) if b.breakpoint or b.ttl else b
+                for b in self._tail
+            )
+        return self._plain
 
     @overload
     def __getitem__(self, index: int) -> RecordedBlock: ...

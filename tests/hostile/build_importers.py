@@ -622,7 +622,7 @@ OVER_BUDGET_CASES = (
         write=_raw("t.json", lambda: otel_spans(100_000, messages=False)),
     ),
 )
-#: The Claude Code and Codex importers' history is still rebuilt per request (phase two).
+#: Long histories: each request shares the one before's items (``shared_history``).
 HISTORY_CASES = (
     Case(
         "claude-2000-turns",

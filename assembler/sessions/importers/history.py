@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -62,7 +62,7 @@ class Request:
 
     at: datetime
     model: str
-    history: list[Item]
+    history: Sequence[Item]  # shared with the requests after it: never changed in place
     output: list[Item] = field(default_factory=list)
     usage: dict[str, int] | None = None
     label: str | None = None
@@ -251,7 +251,10 @@ def session_doc(
     events: list[dict[str, Any]],
     title: str | None = None,
     token_scale: Mapping[str, float] | None = None,
+    shared: bool = False,
 ) -> dict[str, Any]:
+    """The session document; ``shared``: the requests are written with ``keep`` already
+    (``shared_history.SharedWriter``), else they are compacted here."""
     session: dict[str, Any] = {
         "id": (id or "imported")[:200],
         "agent": {"name": agent},
@@ -264,7 +267,11 @@ def session_doc(
         session["title"] = title
     if environment:
         session["environment"] = dict(environment)
-    return {"format": FORMAT, "session": session, "events": compact_requests(events)}
+    return {
+        "format": FORMAT,
+        "session": session,
+        "events": events if shared else compact_requests(events),
+    }
 
 
 @dataclass(frozen=True)
@@ -280,7 +287,7 @@ TokenCount = Callable[[str], int]
 """Counts a text's tokens. The caller brings it: sessions do not depend on the cache engine."""
 
 
-def counted_tokens(items: list[Item], count: TokenCount) -> int:
+def counted_tokens(items: Sequence[Item], count: TokenCount) -> int:
     """Tokens of the recorded history; a hidden block counts its size once known."""
     visible = sum(count(item.text) for item in items if item.hidden is None)
     hidden = sum(i.hidden.tokens for i in items if i.hidden is not None and i.hidden.sized)
@@ -288,7 +295,7 @@ def counted_tokens(items: list[Item], count: TokenCount) -> int:
 
 
 def infer_prefix(
-    requests: list[tuple[dict[str, int] | None, list[Item]]], count: TokenCount
+    requests: list[tuple[dict[str, int] | None, Sequence[Item]]], count: TokenCount
 ) -> int:
     """Size of what a transcript does not record (system prompt + tools).
 

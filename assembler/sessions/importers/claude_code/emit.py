@@ -22,8 +22,8 @@ from assembler.sessions.importers.history import (
     Request,
     ToolDone,
     TurnStart,
-    history_blocks,
 )
+from assembler.sessions.importers.shared_history import SharedWriter, last_index
 
 ROOT = "claude_code_session"
 _IDLE = timedelta(minutes=5)  # the shortest lifetime a prefix of the thread may have had
@@ -43,6 +43,7 @@ class _Emitter:
     hour: dict[tuple[str, str], int] = field(default_factory=dict)
     warm: dict[str, int] = field(default_factory=dict)
     started: dict[str, tuple[str, datetime]] = field(default_factory=dict)  # its last request
+    writer: SharedWriter = field(default_factory=SharedWriter)
 
     def request(self, t: Transcript, r: Request, who: str) -> str:
         label = r.label
@@ -64,11 +65,12 @@ class _Emitter:
         prefix = prefix_blocks(who, conversation, system, hour, r.ttl, r.rewrites)
         shared = self.warm.get(who, 0)
         prefix = warm_split(prefix, shared, self._warm_now(who, r, shared))
-        blocks = [*retooled(prefix, r.retools), *history_blocks(r.history)]
+        head = retooled(prefix, r.retools)
         # Claude Code marks the tail of every request; results that finished out of call
         # order are sent in call order with the marker on the one recorded last
-        at = next((k for k, i in enumerate(r.history) if i is r.marker), None)
-        blocks[-1 if at is None else len(blocks) - len(r.history) + at]["breakpoint"] = True
+        at = last_index(r.history, r.marker) if r.marker is not None else None
+        end = len(head) + len(r.history) - 1
+        request = self.writer.request(head, r.history, end if at is None else len(head) + at)
         output = "\n".join(
             i.text if i.kind == "text" else f"[{i.kind} {i.label}]"
             for i in r.output
@@ -81,7 +83,7 @@ class _Emitter:
             output=output,
             usage=r.usage,
             ttl=r.ttl,
-            request={"blocks": blocks},
+            request=request,
             diagnostic=r.diagnostic,
             settings={"service_tier": r.service_tier} if r.service_tier else None,
         )

@@ -208,5 +208,6 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
         events=events.events,
         title=main.title,
         token_scale=scales,
+        shared=True,
     )
     return Imported(data, skipped.warnings(str(path)) + dropped.warnings())

@@ -8,7 +8,7 @@ ancestors, not every earlier line. See docs/importers.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +38,7 @@ from assembler.sessions.importers.records import (
     iter_items,
 )
 from assembler.sessions.importers.request_cache import anthropic_diagnostic, service_tier
+from assembler.sessions.importers.shared_history import HistoryList
 
 SYNTHETIC = "<synthetic>"  # locally made assistant messages (errors): never sent to the API
 TASK_TOOLS = ("Task", "Agent")
@@ -61,7 +62,7 @@ class _Reader:
     transcript: Transcript
     count: TokenCount
     thread: str = ""
-    history: list[Item] = field(default_factory=list)
+    history: HistoryList = field(default_factory=HistoryList)
     open_requests: dict[str, Request] = field(default_factory=dict)
     tool_uses: dict[str, tuple[str, str]] = field(default_factory=dict)  # id → (name, input)
     pending_label: str | None = None
@@ -100,7 +101,7 @@ class _Reader:
         if rtype == "system":
             if rec.data.get("subtype") == "compact_boundary":
                 # Compaction rewrites the history: later requests start from the summary.
-                self.history = []
+                self.history = HistoryList()
                 self.open_requests.clear()
                 self.response = None
                 self.pending_label = "compaction"
@@ -145,7 +146,7 @@ class _Reader:
         if parent is None or parent == self.latest or parent not in self.marks:
             return
         mark = self.marks[parent]
-        self.history = mark.items[: mark.length]
+        self.history = HistoryList(mark.items[: mark.length])
         self.response = None
         self.pending_label = self.pending_label or "branch"
 
@@ -249,10 +250,11 @@ class _Reader:
         if request is None:
             # sent when its last input was recorded, not when the answer began to stream
             sent = self.last_input if self.last_input is not None and self.last_input <= at else at
-            history, rewrites = list(self.history), self.rewrites
+            history: Sequence[Item] = self.history.view()
+            rewrites = self.rewrites
             if self.base is not None and self.base_at is not None:
                 mark = self.base.marks[self.base_at]
-                history = mark.items[: mark.length] + history
+                history = [*mark.items[: mark.length], *history]
                 rewrites += mark.rewrites
             request = Request(
                 sent,
@@ -338,7 +340,7 @@ def _through_links(parent: str | None, links: Mapping[str, str | None]) -> str |
     return parent
 
 
-def _marker(history: list[Item], last: Item | None) -> Item | None:
+def _marker(history: Sequence[Item], last: Item | None) -> Item | None:
     """Where the client puts the tail cache marker when the history ends in tool results
     that finished out of call order: on the result recorded last (it is sent in call
     order, and the bill leaves the results after it uncached). ``None``: the last item."""

@@ -10,10 +10,13 @@ request's bill holds more than its blocks, the difference becomes a block of its
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from assembler.sessions.importers.claude_code.transcript import Conversation, Transcript
 from assembler.sessions.importers.hidden import Hidden
 from assembler.sessions.importers.history import SIDE_CALL, Item, Request
 from assembler.sessions.importers.records import total_input
+from assembler.sessions.importers.shared_history import insert_before, last_index
 from assembler.sessions.importers.sizing import Sizer, continues
 
 # a request whose bill holds at least this many tokens more than its blocks gets a block for
@@ -88,18 +91,16 @@ def settle(t: Transcript, sizer: Sizer, minimum: int = SHORTFALL_MINIMUM) -> Non
         if not side:
             last, held_last = r, held
     if shortfalls:
-        for r in t.requests:
-            r.history = [
-                x
-                for i in r.history
-                for x in ((shortfalls[id(i)], i) if id(i) in shortfalls else (i,))
-            ]
+        histories = insert_before([r.history for r in t.requests], shortfalls)
+        for r, history in zip(t.requests, histories, strict=True):
+            r.history = history
 
 
-def _run_start(history: list[Item], marked: Item) -> Item:
+def _run_start(history: Sequence[Item], marked: Item) -> Item:
     """The first of the tool results in a row that end with ``marked`` (``marked`` itself
     when it is none): a block placed before it leaves the run one lookback position."""
-    k = next(k for k, i in enumerate(history) if i is marked)
+    k = last_index(history, marked)
+    assert k is not None  # the marked item is one of the history's
     while k and marked.kind == "tool_result" and history[k - 1].kind == "tool_result":
         k -= 1
     return history[k]

@@ -30,6 +30,7 @@ from assembler.sessions.importers.history import (
     unrecorded_block,
 )
 from assembler.sessions.importers.records import total_input
+from assembler.sessions.importers.shared_history import continues_exactly
 
 Block = dict[str, Any]
 
@@ -46,11 +47,17 @@ def head_size(requests: list[Request], count: TokenCount) -> int:
     a turn gives) would otherwise shift every request's head, and weighs most on the first,
     smallest requests. All of them when the first request is already a rewrite."""
     first = next((k for k, r in enumerate(requests) if k and r.label is not None), None)
-    gaps = [
-        total_input(r.usage) - counted_tokens(r.history, count)
-        for r in requests[:first]
-        if r.usage is not None
-    ]
+    gaps: list[int] = []
+    before: Request | None = None
+    counted = 0
+    for r in requests[:first]:
+        if before is not None and continues_exactly(r.history, before.history):
+            counted += counted_tokens(r.history[len(before.history) :], count)
+        else:
+            counted = counted_tokens(r.history, count)
+        before = r
+        if r.usage is not None:
+            gaps.append(total_input(r.usage) - counted)
     return max(0, min(gaps)) if gaps else 0
 
 

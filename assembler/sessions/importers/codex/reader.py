@@ -51,6 +51,7 @@ from assembler.sessions.importers.records import (
     iter_items,
     openai_usage,
 )
+from assembler.sessions.importers.shared_history import History, HistoryList
 
 REASONING_DROPPED = "reasoning-dropped"
 
@@ -79,7 +80,9 @@ class Reader:
     count: Count
     entries: list[Entry] = field(default_factory=list)
     responses: list[Response] = field(default_factory=list)
-    history: list[Item] = field(default_factory=list)
+    history: HistoryList = field(default_factory=HistoryList)
+    reasoning_from: int | None = None  # see ``_first_reasoning``
+    reasoning_of: HistoryList | None = None
     model: str = ""
     open: Response | None = None
     calls: dict[str, tuple[str, str]] = field(default_factory=dict)  # call_id → (name, input)
@@ -120,7 +123,7 @@ class Reader:
         # Compaction rewrites the history: the replacement (or the summary) is all that stays.
         self.open = None
         replacement = payload.get("replacement_history")
-        self.history = []
+        self.history = HistoryList()
         if isinstance(replacement, list):
             for item in iter_items(replacement):
                 got = history_item(item, self.count, self.legacy)
@@ -138,9 +141,11 @@ class Reader:
         elif etype == "user_message":
             self.open = None
             self.explicit_turns = True
-            kept = [i for i in self.history if i.kind != "reasoning"]
-            if len(kept) < len(self.history):
-                self.history = kept
+            k = self._first_reasoning()
+            if k is not None:
+                rest = [i for i in self.history[k:] if i.kind != "reasoning"]
+                self.history = HistoryList([*self.history[:k], *rest])
+                self.reasoning_of, self.reasoning_from = self.history, None
                 self.pending_label = self.pending_label or REASONING_DROPPED
             self.entries.append(TurnStart(at, content_text(payload.get("message"))))
         elif etype == "token_count":
@@ -220,13 +225,27 @@ class Reader:
         if itype == "message" and payload.get("role") == "user" and item is not None:
             self.user_items.append((at, item.text))
         if item is not None:
+            if item.kind == "reasoning" and self._first_reasoning() is None:
+                self.reasoning_from = len(self.history)
             self.history.append(item)
             if itype == "message":
                 self.history.extend(images(payload))
         if itype in HOSTED_ITEMS and self.open is not None:
             # the response read its results: what came before them is part of its input
-            self.open.request.history.extend(self.open.since_hosted)
+            history = self.open.request.history
+            assert isinstance(history, History)  # a view handed out by ``_open``
+            history.extend(self.open.since_hosted)
             self.open.since_hosted = []
+
+    def _first_reasoning(self) -> int | None:
+        """Where the history's first reasoning item is (None: it holds none); found once
+        per history, then kept as items are appended (a scan per turn would be n²)."""
+        if self.reasoning_of is not self.history:  # a history rewritten: found again
+            self.reasoning_of = self.history
+            self.reasoning_from = next(
+                (k for k, i in enumerate(self.history) if i.kind == "reasoning"), None
+            )
+        return self.reasoning_from
 
     def _open(self, rec: Record, at: datetime) -> Response:
         if not self.model:
@@ -237,7 +256,7 @@ class Reader:
                 "response_item)",
             )
         sent = self.last_input if self.last_input is not None else at
-        request = Request(sent, self.model, list(self.history), label=self.pending_label)
+        request = Request(sent, self.model, self.history.view(), label=self.pending_label)
         self.pending_label = None
         response = Response(request)
         if self.pending is not None:

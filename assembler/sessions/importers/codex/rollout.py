@@ -26,10 +26,10 @@ from assembler.sessions.importers.history import (
     TokenCount,
     ToolDone,
     TurnStart,
-    history_blocks,
     session_doc,
 )
 from assembler.sessions.importers.records import Skipped, no_requests, read_jsonl
+from assembler.sessions.importers.shared_history import SharedWriter
 from assembler.sessions.importers.sizing import Sizer, infer_hidden
 
 AGENT = "codex"
@@ -103,6 +103,7 @@ def import_codex(path: Path, count: TokenCount) -> Imported:
     infer_hidden(requests, Sizer(count))
     entries = _entries(reader)
     heads = _Heads(requests, reader.meta, count)
+    writer = SharedWriter()
     events = Events()
     model = requests[0].model
     events.enter(entries[0].at, ROOT)
@@ -136,7 +137,7 @@ def import_codex(path: Path, count: TokenCount) -> Imported:
             label=events.unique_label(label) if label else None,
             output=text,
             usage=e.usage,
-            request={"blocks": [*heads.at(e.at), *history_blocks(e.history)]},
+            request=writer.request(heads.at(e.at), e.history),
         )
     end = events.last or entries[0].at
     if in_turn:
@@ -161,6 +162,7 @@ def _document(
         model=requests[0].model,
         environment=environment,
         events=events.events,
+        shared=True,
     )
 
 
