@@ -9,8 +9,10 @@ from __future__ import annotations
 import streamlit as st
 
 from assembler.analysis.app import header_sentence
-from ui import billing, html, measured_panel, page, step, step_blocks
-from ui.sidebar import Selection, sidebar
+from ui import html
+from ui.frame import billing, page
+from ui.frame.sidebar import Selection, sidebar
+from ui.views import measured_panel, step, step_blocks
 
 #: Blocks that hold the call tree: the seed's one block, or split-tree's two.
 TREE_BLOCKS = ("call_tree", "call_structure", "call_io")

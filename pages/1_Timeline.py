@@ -8,9 +8,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from assembler.analysis.app import MAX_POINTS
-from ui import billing, chart_marker, charts, data, page, step
+from ui.frame import billing, page
+from ui.frame.sidebar import sidebar
 from ui.html import md
-from ui.sidebar import sidebar
+from ui.state import data
+from ui.views import chart_marker, charts, step
 
 
 def body() -> None:
@@ -67,7 +69,7 @@ def body() -> None:
         "Size against depth": "chart_depth",
     }
     # The figures are the same at every step (a changed figure is a new chart to the browser,
-    # drawn from nothing); the step is marked over them (ui/chart_marker.py).
+    # drawn from nothing); the step is marked over them (ui/views/chart_marker.py).
     marks: list[chart_marker.Mark] = []
 
     def draw(name: str) -> None:

@@ -14,9 +14,11 @@ from assembler.analysis.engine import (
     full_layout_text,
 )
 from assembler.limits import clip, one_line
-from ui import billing, charts, data, layout_store, page, step
+from ui.frame import billing, page
+from ui.frame.sidebar import Selection, error, sidebar
 from ui.html import literal, md
-from ui.sidebar import Selection, error, sidebar
+from ui.state import data, layout_store
+from ui.views import charts, step
 
 UPLOAD = "Upload a file…"
 EDIT = "Edit in the page…"

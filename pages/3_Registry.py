@@ -6,8 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from assembler.design.components import default_registry
-from ui import billing, page, step
-from ui.sidebar import sidebar
+from ui.frame import billing, page
+from ui.frame.sidebar import sidebar
+from ui.views import step
 
 EXAMPLE = '''\
 from assembler import Layer, default_registry

@@ -11,9 +11,10 @@ import streamlit as st
 from assembler.analysis.bill import BillFirst, size_scales
 from assembler.analysis.reports import analysis_json, analysis_rows
 from assembler.safe_text import csv_cell
-from ui import billing, page, step
+from ui.frame import billing, page
+from ui.frame.sidebar import sidebar
 from ui.html import md
-from ui.sidebar import sidebar
+from ui.views import step
 
 
 def _usd(x: float) -> str:

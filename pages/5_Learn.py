@@ -10,7 +10,8 @@ import streamlit as st
 
 from assembler.analysis.app import LIFETIMES, POINTS, SESSION, date_lines, learn_points
 from assembler.analysis.engine import SessionAnalysis
-from ui import data, page, sidebar
+from ui.frame import page, sidebar
+from ui.state import data
 
 #: The Learn text is about the recorded prices and each layout's own lifetime: its links say so,
 #: whatever the sidebar holds.

@@ -6,9 +6,11 @@ import pandas as pd
 import streamlit as st
 
 from assembler.analysis.advice import LintReport, layout_text, only_recorded
-from ui import data, page, recommend_view, step
+from ui.frame import page, recommend_view
+from ui.frame.sidebar import Selection, sidebar
 from ui.html import md
-from ui.sidebar import Selection, sidebar
+from ui.state import data
+from ui.views import step
 
 
 def _lint(sel: Selection) -> LintReport:

@@ -8,8 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from assembler.live.follow import LiveRow, LogFollower, live_totals
-from ui import live_view, page
+from ui.frame import page
 from ui.html import literal
+from ui.views import live_view
 
 SHOWN = 500  # the latest rows drawn; the totals count them all
 COLUMNS = {

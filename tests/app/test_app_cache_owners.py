@@ -7,7 +7,7 @@ import pytest
 from app_helpers import new_app
 from streamlit.testing.v1 import AppTest
 
-from ui import data, work_budget
+from ui.state import data, work_budget
 
 COMPARE = "pages/2_Compare_layouts.py"
 

@@ -12,8 +12,8 @@ from app_helpers import new_app
 from test_app_big_sessions import _jsonl
 
 from assembler.sessions.generator import generate_session
-from ui import uploads
-from ui.work_budget import ANALYSIS_SECONDS
+from ui.state import uploads
+from ui.state.work_budget import ANALYSIS_SECONDS
 
 STEPS = 20_000  # an analysis of many seconds anywhere
 

@@ -12,8 +12,8 @@ from app_helpers import PAGES, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
 from assembler.analysis.engine.results import BlockAnalysis
-from ui import charts
 from ui import html as ui_html
+from ui.views import charts
 
 BAD_SESSION = b"format: context-session/1\nsession:\n  id: broken\nevents: []\n"
 
@@ -144,7 +144,7 @@ def test_valid_upload_is_analysed() -> None:
 
 
 def test_unexpected_error_becomes_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ui import data
+    from ui.state import data
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("simulated failure\nwith a second line")

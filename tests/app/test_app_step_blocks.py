@@ -9,8 +9,8 @@ import pytest
 from app_helpers import ROOT, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
-from ui import step_blocks
-from ui.step_blocks import DETAIL_OPEN
+from ui.views import step_blocks
+from ui.views.step_blocks import DETAIL_OPEN
 
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures" / "claude_code"
 FILES = [FIX / "session.jsonl", FIX / "subagents" / "agent-a1b2c3.jsonl"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from app_helpers import ROOT, new_app
 from streamlit.testing.v1 import AppTest
 
-from ui import uploads
+from ui.state import uploads
 
 SAMPLES = ROOT / "sample_sessions"
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures"

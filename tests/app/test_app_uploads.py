@@ -79,7 +79,7 @@ def test_the_billed_cost_is_the_measured_usage_priced() -> None:
     from assembler.analysis.engine.layouts import builtin_layout
     from assembler.cache.prices.pricing import price
     from assembler.sessions.loader import parse_bytes
-    from ui.billing import compute, money
+    from ui.frame.billing import compute, money
 
     up = read_upload([(MAIN.name, MAIN.read_bytes()), (AGENT.name, AGENT.read_bytes())])
     a = analyze(parse_bytes(up.raw, up.name), builtin_layout("seed"))
@@ -185,7 +185,7 @@ def test_the_providers_own_diagnostic_is_shown_beside_our_cause() -> None:
 
 
 def test_a_file_over_the_limit_is_refused_in_one_line_before_it_is_read() -> None:
-    from ui import data
+    from ui.state import data
 
     size = data.MAX_SESSION_MB * 1024 * 1024 + 1
     at = new_app()
@@ -201,7 +201,7 @@ def test_a_file_over_the_limit_is_refused_in_one_line_before_it_is_read() -> Non
 def test_the_server_and_the_uploader_have_one_limit() -> None:
     import tomllib
 
-    from ui import data
+    from ui.state import data
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text("utf-8"))
     assert config["server"]["maxUploadSize"] == data.MAX_SESSION_MB
@@ -212,7 +212,7 @@ def test_the_server_and_the_uploader_have_one_limit() -> None:
 def test_kept_uploads_stay_within_the_byte_budget_the_newest_always(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from ui import data, uploads
+    from ui.state import data, uploads
 
     monkeypatch.setattr(data, "CACHE_FILE_BYTES", 100)
     for i in range(3):

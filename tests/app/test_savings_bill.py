@@ -15,7 +15,7 @@ from assembler.analysis.app.uploads import read_upload
 from assembler.analysis.bill import BillFirst, bill_first
 from assembler.analysis.engine.analyzer import analyze
 from assembler.sessions.loader import parse_bytes
-from ui.billing import money
+from ui.frame.billing import money
 
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures"
 SAMPLES = ROOT / "sample_sessions"

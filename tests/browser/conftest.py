@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scripts.app_server import CHROMIUM_ARGS, ROOT, chromium_path, running_app
-from ui.work_budget import DEFAULT_SECONDS
+from ui.state.work_budget import DEFAULT_SECONDS
 
 # The shared server's settings are the defaults whatever the caller's environment says.
 DEFAULTS = {"INSPECTOR_ANALYSIS_SECONDS": str(DEFAULT_SECONDS)}

@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 from scripts.app_server import running_app
 from tests.hostile.build import CLAUDE, HOSTILE_URL, IMAGE, T, events, header, jsonl, session_json
 from tests.hostile.long_transcripts import claude_code
-from ui.work_budget import ANSWER_SECONDS, CLOSED_SECONDS, SWEEP_SECONDS
+from ui.state.work_budget import ANSWER_SECONDS, CLOSED_SECONDS, SWEEP_SECONDS
 
 pytestmark = pytest.mark.browser
 

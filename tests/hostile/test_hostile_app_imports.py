@@ -44,7 +44,7 @@ def test_a_text_past_the_cap_is_accepted_with_its_warning(
     from test_hostile_app import clear_caches
 
     from tests.app.app_helpers import new_app
-    from ui import uploads
+    from ui.state import uploads
 
     # what is checked here is the cut and its warning, not the answer's budget: tokenizing
     # 5 MB of one letter takes seconds on a busy machine

@@ -8,8 +8,8 @@ import time
 import pytest
 from streamlit.runtime.scriptrunner import StopException
 
-from ui import work_budget
-from ui.work_budget import AnalysisTooLong, bounded
+from ui.state import work_budget
+from ui.state.work_budget import AnalysisTooLong, bounded
 
 
 def _spin(seconds: float) -> int:

@@ -14,7 +14,7 @@ import streamlit as st
 from ui.html import literal
 
 STEP = "step"
-#: The query parameters that name the sidebar's choice (``ui.sidebar``), in this order.
+#: The query parameters that name the sidebar's choice (``ui.frame.sidebar``), in this order.
 SELECTION_KEYS = ("session", "layout", "provider", "model", "ttl")
 SLIDER = "step_slider"
 

@@ -13,7 +13,7 @@ from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.sessions.model import SessionError
 from ui.html import STYLE, literal
-from ui.work_budget import RUNS
+from ui.state.work_budget import RUNS
 
 log = logging.getLogger("inspector")
 

@@ -20,9 +20,9 @@ import streamlit as st
 from assembler.analysis.app import UploadError, read_upload
 from assembler.sessions.model import Session, SessionError
 from assembler.sessions.replay import iter_steps
-from ui import data
 from ui.html import literal
-from ui.work_budget import RUNS, WORK_SECONDS, AnalysisTooLong, bounded
+from ui.state import data
+from ui.state.work_budget import RUNS, WORK_SECONDS, AnalysisTooLong, bounded
 
 PREFIX = "upload:"
 #: Uploads the server keeps for deep links, least recently used dropped first: at most

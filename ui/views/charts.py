@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from assembler.analysis.app import MAX_POINTS, extreme_indices
-from ui.chart_marker import Mark
 from ui.html import LAYER_COLOURS
+from ui.views.chart_marker import Mark
 
 CACHE_COLOURS = {"read": "#40c057", "write": "#fab005", "uncached": "#adb5bd"}
 BIG = 1000  # above this many steps, WebGL traces

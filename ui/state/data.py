@@ -34,7 +34,7 @@ from assembler.analysis.engine import (
 from assembler.errors import UsageError, provider_error
 from assembler.sessions.loader import parse_bytes
 from assembler.sessions.model import Session
-from ui.work_budget import (
+from ui.state.work_budget import (
     ANALYSIS_SECONDS,
     ANSWER_SECONDS,
     RUNS,
@@ -45,7 +45,7 @@ from ui.work_budget import (
 )
 
 log = logging.getLogger("inspector")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_sessions"
 DEFAULT_SESSION = "research_agent"
 

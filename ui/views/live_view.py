@@ -1,5 +1,5 @@
 """The Live page's step view: any request of the followed log as its step, with the block
-stack and the line diff of the step view (``ui.step_blocks``), beside its prediction and bill."""
+stack and the line diff of the step view (``ui.views.step_blocks``), beside its prediction and bill."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from assembler.analysis.app import header_sentence
 from assembler.errors import UsageError
 from assembler.live.follow import LiveRow, LogFollower
 from assembler.live.replay import Replayed, replay
-from ui import step_blocks
 from ui.html import literal, md
+from ui.views import step_blocks
 
 PICKED = "live_request"
 PINNED = "_live_request_pinned"  # a request the user picked; else the newest is followed

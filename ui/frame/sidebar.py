@@ -24,8 +24,10 @@ from assembler.analysis.engine import (
 )
 from assembler.limits import clip, one_line
 from assembler.sessions.model import Session, SessionError
-from ui import data, html, layout_store, step, uploads
+from ui import html
 from ui.html import literal
+from ui.state import data, layout_store, uploads
+from ui.views import step
 
 UPLOAD = "Upload a file…"
 RECORDED = "as recorded"

@@ -28,7 +28,7 @@ from assembler.cache.prices.pricing import PricingError
 from ui.html import md
 
 if TYPE_CHECKING:
-    from ui.sidebar import Selection
+    from ui.frame.sidebar import Selection
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def show(sel: Selection, a: SessionAnalysis) -> Costs:
 
 @st.cache_resource(show_spinner=False, max_entries=12)
 def _bill_first(key: tuple[object, ...], _a: SessionAnalysis) -> BillFirst | str | None:
-    from ui import measured_panel
+    from ui.views import measured_panel
 
     try:  # the comparisons the step view already made, in step order
         return bill_first(_a, list(measured_panel.comparisons(key, _a).values()))

@@ -19,11 +19,11 @@ from assembler.analysis.advice import (
 from assembler.analysis.bill import billed_usd
 from assembler.analysis.engine import BUILTIN_LAYOUTS, Layout, runs_as_recorded
 from assembler.sessions.model import Session
-from ui import data, layout_store
-from ui.sidebar import SCROLL_TOP
-from ui.work_budget import bounded
+from ui.frame.sidebar import SCROLL_TOP
+from ui.state import data, layout_store
+from ui.state.work_budget import bounded
 
-#: Read by ``ui.sidebar`` on the next page: open it at its top, not at this page's offset.
+#: Read by ``ui.frame.sidebar`` on the next page: open it at its top, not at this page's offset.
 #: The file name the recommended layout carries once handed to another page.
 RECOMMENDED_FILE = "recommended.yaml"
 #: Compare's own picker values (pages/2_Compare_layouts.py) and the sidebar's upload choice.

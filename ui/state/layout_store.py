@@ -17,7 +17,7 @@ from typing import Any
 import streamlit as st
 
 from assembler.analysis.engine import check_names
-from ui import data
+from ui.state import data
 
 PREFIX = "text:"
 LINK_HASH = 16
