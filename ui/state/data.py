@@ -356,8 +356,19 @@ def comparison(
     hit = store.get(key, owner)
     if hit is not None:
         return hit
+    # the base's analysis the step view drew is not run again (and on a session of recorded
+    # requests it serves the head too: ``compare``)
+    held = _analyses().get((session_key, base.key, provider, model, ttl), owner)
     with st.spinner("Analysing both layouts…"), bounded("the comparison", CLI_HINT):
-        result = compare(session, base.layout, head.layout, provider=provider, model=model, ttl=ttl)
+        result = compare(
+            session,
+            base.layout,
+            head.layout,
+            provider=provider,
+            model=model,
+            ttl=ttl,
+            analysed=held,
+        )
     store.put(key, result, 2 * file_bytes(session_key), owner)
     return result
 

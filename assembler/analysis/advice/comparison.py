@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from assembler.analysis.advice.compare_steps import first_block_difference, pairs
 from assembler.analysis.engine import Layout, SessionAnalysis, analyze
-from assembler.sessions.model import Session
+from assembler.sessions.model import LLMCall, Session
 
 # --- compare ---------------------------------------------------------------------------
 
@@ -52,6 +52,14 @@ class Comparison:
         }
 
 
+def same_under_both(session: Session, base: Layout, head: Layout, ttl: str | None) -> bool:
+    """Whether two layouts give ``session`` the same analysis without running both: every
+    call is a recorded request, replayed as sent, so a layout reaches it only through its
+    default lifetime (an uncached step is timed and priced by it)."""
+    recorded = all(e.request is not None for e in session.events if isinstance(e, LLMCall))
+    return recorded and (ttl or base.ttl) == (ttl or head.ttl)
+
+
 def compare(
     session: Session,
     base: Layout,
@@ -60,10 +68,15 @@ def compare(
     provider: str | None = None,
     model: str | None = None,
     ttl: str | None = None,
+    analysed: SessionAnalysis | None = None,
 ) -> Comparison:
-    """Analyse ``session`` under two layouts (separate caches) and locate the break."""
-    a = analyze(session, base, provider=provider, model=model, ttl=ttl)
-    b = analyze(session, head, provider=provider, model=model, ttl=ttl)
+    """Analyse ``session`` under two layouts (separate caches) and locate the break;
+    ``analysed``: the base's analysis at these settings, when the caller holds it already."""
+    a = analysed or analyze(session, base, provider=provider, model=model, ttl=ttl)
+    if same_under_both(session, base, head, ttl):
+        b = replace(a, layout=head.name)
+    else:
+        b = analyze(session, head, provider=provider, model=model, ttl=ttl)
     # The first step where read, write, uncached or cost differs: the app's banner says the same.
     index = next((i for i, p in enumerate(pairs(a, b)) if p.differs), None)
     component = layer = sentence = None
