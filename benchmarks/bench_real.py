@@ -13,6 +13,9 @@ are (the context stays the size of the base's, as Claude Code keeps it under its
 window), every id made unique and every time moved on. Generated files live in
 a temporary folder for the run; nothing is written into the project.
 
+The app's part (upload to painted step and page switches in Chromium on a real server)
+is ``benchmarks/bench_app_real.py``.
+
 Per transcript, each path in a fresh interpreter:
 
 - floor: read the file (and its subagent files) and tokenize every distinct
