@@ -299,6 +299,21 @@ def anthropic_write_ttl(u: Mapping[str, Any]) -> str | None:
     return "1h" if hour else None
 
 
+_BEDROCK_MODEL = re.compile(r"^(us|eu|apac|global)\.anthropic\.|^anthropic\.")
+
+
+def platform_of(message: Mapping[str, Any], model: str) -> str:
+    """Who served a response: Bedrock and Vertex ids carry their prefix, and their model
+    names their own spelling (``us.anthropic.…``, ``…@20250929``)."""
+    mid = message.get("id")
+    mid = mid if isinstance(mid, str) else ""
+    if mid.startswith("msg_bdrk_") or _BEDROCK_MODEL.match(model):
+        return "anthropic-bedrock"
+    if mid.startswith("msg_vrtx_") or "@" in model:
+        return "anthropic-vertex"
+    return "anthropic"
+
+
 def openai_usage(total_input: int, cached: int, written: int, output: int) -> dict[str, int]:
     """OpenAI input counts INCLUDE cached (and written) tokens: take them out."""
     return usage(total_input - cached - written, cached, written, output)

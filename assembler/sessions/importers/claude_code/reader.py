@@ -19,7 +19,6 @@ from assembler.sessions.importers.claude_code.transcript import (
     Dropped,
     Mark,
     Transcript,
-    platform_of,
 )
 from assembler.sessions.importers.hidden import Hidden, image_hidden, nested_hidden
 from assembler.sessions.importers.history import (
@@ -36,6 +35,7 @@ from assembler.sessions.importers.records import (
     anthropic_usage,
     anthropic_write_ttl,
     iter_items,
+    platform_of,
 )
 from assembler.sessions.importers.request_cache import anthropic_diagnostic, service_tier
 from assembler.sessions.importers.shared_history import HistoryList

@@ -1,19 +1,15 @@
 """What reading a Claude Code transcript collects: one agent's conversation (its entries,
 where its history stood after each record, the tree's links), the records left out on
-purpose, and who served a response."""
+purpose."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from assembler.sessions.importers.history import Entry, Item, Request
 from assembler.sessions.importers.records import MAX_RECORD_BYTES
-
-_BEDROCK_MODEL = re.compile(r"^(us|eu|apac|global)\.anthropic\.|^anthropic\.")
 
 
 class Conversation(NamedTuple):
@@ -63,18 +59,6 @@ class Transcript:
     @property
     def start(self) -> datetime | None:
         return self.entries[0].at if self.entries else None
-
-
-def platform_of(message: Mapping[str, Any], model: str) -> str:
-    """Who served a response: Bedrock and Vertex ids carry their prefix, and their model
-    names their own spelling (``us.anthropic.…``, ``…@20250929``)."""
-    mid = message.get("id")
-    mid = mid if isinstance(mid, str) else ""
-    if mid.startswith("msg_bdrk_") or _BEDROCK_MODEL.match(model):
-        return "anthropic-bedrock"
-    if mid.startswith("msg_vrtx_") or "@" in model:
-        return "anthropic-vertex"
-    return "anthropic"
 
 
 @dataclass

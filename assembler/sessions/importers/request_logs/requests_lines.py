@@ -10,8 +10,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from assembler.limits import MAX_ID_CHARS, MAX_URL_CHARS, STATUS_CODES, clip, kind_of
-from assembler.sessions.importers.claude_code_transcript import platform_of
-from assembler.sessions.importers.records import Record, parse_time, preview
+from assembler.sessions.importers.records import Record, parse_time, platform_of, preview
 
 _TIME_KEYS = ("timestamp", "time", "created_at", "startTime", "start_time")
 STATUS_EXPECTED = f"expected an HTTP status code ({STATUS_CODES.start} to {STATUS_CODES.stop - 1})"
