@@ -29,6 +29,18 @@ def new_app(**query: str) -> AppTest:
     return at
 
 
+def uploaded(files: list[tuple[str, bytes]]) -> AppTest:
+    """The app after the sidebar's uploader was given ``files`` (names and bytes)."""
+    at = new_app()
+    at.run()
+    at.selectbox(key="w_sel_session").select("Upload a file…").run()
+    at.file_uploader(key="upload_session").set_value(
+        [(name, raw, "application/x-ndjson") for name, raw in files]
+    )
+    at.run()
+    return at
+
+
 def opened_page(path: str, **query: str) -> AppTest:
     """A fresh load of a sub-page with ``query`` in its URL (a reload or a shared link)."""
     at = new_app()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from app_helpers import PAGES, ROOT, new_app
+from app_helpers import PAGES, ROOT, new_app, uploaded
 from streamlit.testing.v1 import AppTest
 
 from assembler.analysis.engine.analyzer import analyze
@@ -21,13 +21,7 @@ UPLOAD = "Upload a file…"
 
 
 def _upload(files: list[tuple[str, bytes]]) -> AppTest:
-    at = new_app()
-    at.run()
-    at.selectbox(key="w_sel_session").select(UPLOAD).run()
-    at.file_uploader(key="upload_session").set_value(
-        [(name, raw, "application/x-ndjson") for name, raw in files]
-    )
-    at.run()
+    at = uploaded(files)
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at

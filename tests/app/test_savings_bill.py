@@ -8,7 +8,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs
 
-from app_helpers import ROOT, new_app
+from app_helpers import ROOT, new_app, uploaded
 from streamlit.testing.v1 import AppTest
 
 from assembler.analysis.app.uploads import read_upload
@@ -20,17 +20,10 @@ from ui.frame.billing import money
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures"
 SAMPLES = ROOT / "sample_sessions"
 SAVINGS = "pages/4_Savings.py"
-UPLOAD = "Upload a file…"
 
 
 def _on_savings(files: list[tuple[str, bytes]]) -> AppTest:
-    at = new_app()
-    at.run()
-    at.selectbox(key="w_sel_session").select(UPLOAD).run()
-    at.file_uploader(key="upload_session").set_value(
-        [(name, raw, "application/x-ndjson") for name, raw in files]
-    )
-    at.run()
+    at = uploaded(files)
     at.switch_page(SAVINGS).run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
