@@ -37,7 +37,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         imported = import_session(args.format, source, subagents=subagents)
     except ImporterError as exc:
         raise UsageError(str(exc)) from None
-    size = _encoded_size(imported.data)
+    lines = _jsonl_lines(imported.data)  # encoded once: measured, then written
+    size = sum(len(line.encode("utf-8", "surrogatepass")) for line in lines)
     if size > MAX_BYTES:
         # Checked before writing: a file the loader would refuse is never written.
         raise UsageError(
@@ -45,7 +46,12 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{MAX_BYTES:,}-byte limit of session files; import a shorter transcript"
         )
     with replacing(args.output, "-o", inputs) as written:
-        write_session(imported.data, written)
+        if Path(args.output).suffix in (".yaml", ".yml"):
+            write_session(imported.data, written)
+        else:
+            with open(written, "w", encoding="utf-8") as out:
+                out.writelines(lines)
+        del lines
         try:
             session = load_session(written)  # what we wrote must be a session we can read
         except SessionError as exc:
@@ -75,13 +81,11 @@ def _inputs(fmt: str, source: Path, subagents: Path | None) -> list[Path]:
         return [source]
 
 
-def _encoded_size(data: dict[str, Any]) -> int:
-    """Bytes of the data as JSON Lines; YAML of the same data is within a few percent."""
-    head = {k: v for k, v in data.items() if k != "events"}
-    lines = [head, *data["events"]]
-    return sum(
-        len(json.dumps(x, ensure_ascii=False).encode("utf-8", "surrogatepass")) + 1 for x in lines
-    )
+def _jsonl_lines(data: dict[str, Any]) -> list[str]:
+    """The data as JSON Lines, as ``write_session`` writes them (YAML of the same data is
+    within a few percent of their size)."""
+    header = {"format": data["format"], "session": data["session"]}
+    return [json.dumps(x, ensure_ascii=False) + "\n" for x in (header, *data["events"])]
 
 
 def register(sub: Any) -> None:
