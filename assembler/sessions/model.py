@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -148,6 +149,7 @@ class RecordedRequest(Sequence[RecordedBlock]):
         "_plain",
         "_previous",
         "_tail",
+        "_variants",
         "warm_end",
     )
 
@@ -166,6 +168,7 @@ class RecordedRequest(Sequence[RecordedBlock]):
         self._hour_marks = hour_marks  # kept blocks whose marker asks for one hour
         self._tail = tail
         self._plain: tuple[RecordedBlock, ...] | None = None  # see ``_unmarked``
+        self._variants: dict[tuple[int, bool, str | None], RecordedBlock] | None = None
         self._len = keep + len(tail)
         # the last block of the prefix that was cached before this request was sent (-1: none)
         self.warm_end = max((keep + i for i, b in enumerate(tail) if b.warm), default=-1)
@@ -193,12 +196,31 @@ class RecordedRequest(Sequence[RecordedBlock]):
             need = min(need, node._keep)
             node = node._previous
         out: list[RecordedBlock] = []
-        for node, upto in reversed(chain):
+        chain.reverse()
+        for node, upto in chain:
             out.extend((node._tail if node is self else node._unmarked())[: upto - node._keep])
         marks, hours = self._marks, self._hour_marks
-        for k in marks | hours if hours else marks:
-            out[k] = replace(out[k], breakpoint=k in marks, ttl="1h" if k in hours else None)
+        if marks or hours:
+            starts = [node._keep for node, _ in chain]
+            for k in marks | hours if hours else marks:
+                owner = chain[bisect_right(starts, k) - 1][0]
+                out[k] = owner._marked(k - owner._keep, k in marks, "1h" if k in hours else None)
         return tuple(out)
+
+    def _marked(self, j: int, breakpoint: bool, ttl: str | None) -> RecordedBlock:
+        """Tail block ``j`` with a later request's marker: the very block when it was
+        recorded so, else a copy made once, so that each request that keeps it marked
+        reads the same object (later stages tell an unchanged block by identity)."""
+        block = self._tail[j]
+        if block.breakpoint == breakpoint and block.ttl == ttl:
+            return block
+        if self._variants is None:
+            self._variants = {}
+        key = (j, breakpoint, ttl)
+        variant = self._variants.get(key)
+        if variant is None:
+            variant = self._variants[key] = replace(block, breakpoint=breakpoint, ttl=ttl)
+        return variant
 
     def _unmarked(self) -> tuple[RecordedBlock, ...]:
         """The tail without markers, as a later request that keeps it starts from: made

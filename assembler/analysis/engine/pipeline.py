@@ -15,7 +15,7 @@ from assembler.design.registry import Registry
 from assembler.design.wire import Wire, WireBuilder
 from assembler.errors import UsageError
 from assembler.sessions.model import Session
-from assembler.sessions.recorded import recorded_wire
+from assembler.sessions.recorded import RecordedWires
 from assembler.sessions.replay import Step, iter_steps, tree_options
 
 
@@ -98,6 +98,7 @@ class SessionAssembler:
         self.registry = self.layout.apply(registry if registry is not None else default_registry())
         self.options = self.layout.tree_options(tree_options(session))
         self.wire_builder = WireBuilder(self.layout.breakpoints, self.layout.breakpoint_ttl)
+        self.recorded = RecordedWires()  # recorded requests keep their unchanged blocks
         self.provider, self.model = provider, model
         # one what-if profile per recorded one, so builds memoized per profile stay memoized
         self._profiles: tuple[Profile, Profile] | None = None
@@ -119,7 +120,7 @@ class SessionAssembler:
     def assemble(self, step: Step) -> AssembledStep:
         if step.call.request is not None:
             # A recorded request is replayed as it was sent; no layout applies to it.
-            wire = recorded_wire(step.call.request)
+            wire = self.recorded.build(step.call.request)
             return AssembledStep(step, recorded_assembly(wire), wire)
         assembly = assemble(self.registry, self._context(step.context))
         return AssembledStep(step, assembly, self.wire_builder.build(assembly))
