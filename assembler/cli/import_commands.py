@@ -10,7 +10,6 @@ JSON Lines (by default ``<FILE's stem>.session.jsonl`` in the current folder), Y
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from assembler.sessions.model import MAX_BYTES, SessionError
 
 def cmd_import(args: argparse.Namespace) -> int:
     from assembler.analysis.engine import import_session  # the tokenizers
-    from assembler.sessions.generator import write_session
+    from assembler.sessions.generator import jsonl_lines, write_session
 
     source = Path(args.file)
     args.output = args.output or f"{source.stem}.session.jsonl"
@@ -37,7 +36,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         imported = import_session(args.format, source, subagents=subagents)
     except ImporterError as exc:
         raise UsageError(str(exc)) from None
-    lines = _jsonl_lines(imported.data)  # encoded once: measured, then written
+    lines = jsonl_lines(imported.data)  # encoded once: measured, then written
     size = sum(len(line.encode("utf-8", "surrogatepass")) for line in lines)
     if size > MAX_BYTES:
         # Checked before writing: a file the loader would refuse is never written.
@@ -79,13 +78,6 @@ def _inputs(fmt: str, source: Path, subagents: Path | None) -> list[Path]:
         return [source, *subagent_files(source, subagents), *compaction_files(source, subagents)]
     except ImporterError:  # a bad --subagents: the import itself says so
         return [source]
-
-
-def _jsonl_lines(data: dict[str, Any]) -> list[str]:
-    """The data as JSON Lines, as ``write_session`` writes them (YAML of the same data is
-    within a few percent of their size)."""
-    header = {"format": data["format"], "session": data["session"]}
-    return [json.dumps(x, ensure_ascii=False) + "\n" for x in (header, *data["events"])]
 
 
 def register(sub: Any) -> None:

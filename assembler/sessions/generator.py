@@ -200,8 +200,11 @@ def write_session(data: dict[str, Any], path: Path | str) -> None:
         text = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)
         path.write_text(text, "utf-8")
         return
-    header = {"format": data["format"], "session": data["session"]}
     with path.open("w", encoding="utf-8") as f:
-        f.write(json.dumps(header, ensure_ascii=False) + "\n")
-        for event in data["events"]:
-            f.write(json.dumps(event, ensure_ascii=False) + "\n")
+        f.writelines(jsonl_lines(data))
+
+
+def jsonl_lines(data: dict[str, Any]) -> list[str]:
+    """The session as JSON Lines: the header (format and session), then an event a line."""
+    header = {"format": data["format"], "session": data["session"]}
+    return [json.dumps(x, ensure_ascii=False) + "\n" for x in (header, *data["events"])]

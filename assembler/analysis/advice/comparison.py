@@ -6,8 +6,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from assembler.analysis.advice.compare_steps import first_block_difference, pairs
+from assembler.analysis.advice.recommendation import only_recorded
 from assembler.analysis.engine import Layout, SessionAnalysis, analyze
-from assembler.sessions.model import LLMCall, Session
+from assembler.sessions.model import Session
 
 # --- compare ---------------------------------------------------------------------------
 
@@ -56,8 +57,7 @@ def same_under_both(session: Session, base: Layout, head: Layout, ttl: str | Non
     """Whether two layouts give ``session`` the same analysis without running both: every
     call is a recorded request, replayed as sent, so a layout reaches it only through its
     default lifetime (an uncached step is timed and priced by it)."""
-    recorded = all(e.request is not None for e in session.events if isinstance(e, LLMCall))
-    return recorded and (ttl or base.ttl) == (ttl or head.ttl)
+    return only_recorded(session) and (ttl or base.ttl) == (ttl or head.ttl)
 
 
 def compare(

@@ -106,10 +106,6 @@ def unrecorded_block(tokens: int, who: str = "") -> dict[str, Any]:
     }
 
 
-def history_blocks(items: list[Item]) -> list[dict[str, Any]]:
-    return [item.block(i) for i, item in enumerate(items)]
-
-
 def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=False)
 
@@ -187,7 +183,8 @@ class Events:
 _MARKER = ("breakpoint", "ttl")  # a block's cache marker and its lifetime: not its content
 
 
-def _same_but_marker(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def same_but_marker(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two blocks are the same but for their cache marker and its lifetime."""
     return {k: v for k, v in a.items() if k not in _MARKER} == {
         k: v for k, v in b.items() if k not in _MARKER
     }
@@ -225,7 +222,7 @@ def compact_requests(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         keep = 0
         if before is not None:
             limit = min(len(before), len(blocks))
-            while keep < limit and _same_but_marker(before[keep], blocks[keep]):
+            while keep < limit and same_but_marker(before[keep], blocks[keep]):
                 keep += 1
         if keep:
             compact: dict[str, Any] = {"keep": keep, "blocks": blocks[keep:]}

@@ -14,7 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
-from assembler.sessions.importers.history import Item
+from assembler.sessions.importers.history import Item, same_but_marker
 
 Block = dict[str, Any]
 
@@ -170,15 +170,6 @@ def common_items(a: Sequence[Item], b: Sequence[Item]) -> int:
     return lo
 
 
-_MARKER = ("breakpoint", "ttl")  # a block's cache marker and its lifetime: not its content
-
-
-def _same_but_marker(a: Block, b: Block) -> bool:
-    return {k: v for k, v in a.items() if k not in _MARKER} == {
-        k: v for k, v in b.items() if k not in _MARKER
-    }
-
-
 class SharedWriter:
     """Writes each request as ``{"keep": n, "blocks": [...]}`` against the one written before
     it, as ``history.compact_requests`` would from the full block lists, without building
@@ -223,14 +214,14 @@ class SharedWriter:
         (markers aside): the heads block by block, the histories by their items."""
         before, h = self._head, len(head)
         k = 0
-        while k < min(len(before), h) and _same_but_marker(before[k], head[k]):
+        while k < min(len(before), h) and same_but_marker(before[k], head[k]):
             k += 1
         if k == len(before) == h:
             k += common_items(self._items, items)
         limit = min(len(before) + len(self._items), h + len(items))
         # past the items in common, compare blocks: items may differ in what a block does
         # not show (a tool call's id)
-        while k < limit and _same_but_marker(
+        while k < limit and same_but_marker(
             self._block(before, self._items, k), self._block(head, items, k)
         ):
             k += 1
