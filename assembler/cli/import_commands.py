@@ -44,13 +44,17 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{source}: the imported session would be about {size:,} bytes, over the "
             f"{MAX_BYTES:,}-byte limit of session files; import a shorter transcript"
         )
+    warnings = imported.warnings
+    steps = sum(1 for e in imported.data["events"] if e["type"] == "llm")
     with replacing(args.output, "-o", inputs) as written:
         if Path(args.output).suffix in (".yaml", ".yml"):
             write_session(imported.data, written)
         else:
             with open(written, "w", encoding="utf-8") as out:
                 out.writelines(lines)
-        del lines
+        # The document and its lines are dropped before the file is read back: the two
+        # copies never live together (100,000 spans: 817 MB at the peak with both).
+        del lines, imported
         try:
             session = load_session(written)  # what we wrote must be a session we can read
         except SessionError as exc:
@@ -58,9 +62,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"internal error: the imported session does not load: {message}"
             ) from None
-    for warning in imported.warnings:
+    for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    steps = sum(1 for e in imported.data["events"] if e["type"] == "llm")
     print(
         f"wrote {args.output}: {steps} LLM calls from {source} ({args.format}, session {session.id})"
     )

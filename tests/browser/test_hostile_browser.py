@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 from scripts.app_server import running_app
 from tests.hostile.build import CLAUDE, HOSTILE_URL, IMAGE, T, events, header, jsonl, session_json
 from tests.hostile.long_transcripts import claude_code
-from ui.state.work_budget import ANSWER_SECONDS, CLOSED_SECONDS, SWEEP_SECONDS
+from ui.state.work_budget import ANSWER_SECONDS
 
 pytestmark = pytest.mark.browser
 
@@ -154,6 +154,10 @@ def _many_events() -> bytes:
     return jsonl(header(), events(*pairs, n_llm=0)).encode()
 
 
+#: The answering server's: when a closed tab's session ends, and how often it is looked for.
+CLOSED_SECONDS = 3.0
+SWEEP_SECONDS = CLOSED_SECONDS / 3  # as the app derives it (ui/state/work_budget.py)
+
 UPLOADS = {
     "encrypted.zip": lambda: _zip({"s.jsonl": CLAUDE.read_bytes()}),
     "claude-2000-turns.jsonl": lambda: claude_code(2000).encode(),
@@ -164,9 +168,12 @@ UPLOADS = {
 
 @pytest.fixture(scope="module")
 def answering_server() -> Iterator[tuple[str, int]]:
-    """A server with the default budgets; its URL and its process id (for its memory)."""
+    """A server with the default answer budget; its URL and its process id (for its
+    memory). Its browser sessions end 3 s after their tab closes (the default is 15 s),
+    so the memory test waits seconds, not a minute."""
     ARTIFACTS.mkdir(exist_ok=True)
-    with (ARTIFACTS / "server-answers.log").open("wb") as log, running_app(log) as base:
+    env = {"INSPECTOR_CLOSED_SECONDS": str(CLOSED_SECONDS)}
+    with (ARTIFACTS / "server-answers.log").open("wb") as log, running_app(log, env=env) as base:
         yield base, _server_pid(int(base.rsplit(":", 1)[1]))
 
 

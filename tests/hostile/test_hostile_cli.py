@@ -101,7 +101,9 @@ def test_batch_reports_a_file_over_its_budget_under_failed(
     monkeypatch.setattr(inputs, "load_session", stalls)  # a batch opens any input through it
     for name in ("ok.json", "slow.json"):
         (tmp_path / name).write_text(session_json(), "utf-8")
-    report = analyze_batch(sorted(tmp_path.iterdir()), Options(file_seconds=20), workers=1)
+    # 5 s: the small session opens and analyses in well under a second; the stalled one
+    # holds a worker for the whole budget.
+    report = analyze_batch(sorted(tmp_path.iterdir()), Options(file_seconds=5), workers=1)
     assert [s.path for s in report.sessions] == [str(tmp_path / "ok.json")], report.failures
     assert [f.path for f in report.failures] == [str(tmp_path / "slow.json")]
-    assert "per-file budget of 20 s" in report.failures[0].message
+    assert "per-file budget of 5 s" in report.failures[0].message

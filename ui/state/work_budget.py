@@ -229,8 +229,9 @@ IDLE_SECONDS = 30 * 60
 #: A browser session whose connection has been gone this long has ended (a reload
 #: reconnects well within it): Streamlit tells the app nothing when a tab closes, so a
 #: background sweep asks every few seconds which sessions are still connected.
-CLOSED_SECONDS = 15.0
-SWEEP_SECONDS = 5.0
+#: ``INSPECTOR_CLOSED_SECONDS`` sets another for a server (a test server's is a few seconds).
+CLOSED_SECONDS = _budget("INSPECTOR_CLOSED_SECONDS", 15.0)
+SWEEP_SECONDS = min(5.0, CLOSED_SECONDS / 3)
 #: Where a browser session keeps its id (Streamlit's own id is not public API).
 VISITOR_KEY = "_cai_visitor"
 
