@@ -26,6 +26,8 @@ from typing import Any
 import tiktoken
 import tiktoken.load
 
+from assembler.cache import long_texts
+
 ENCODINGS = ("o200k_base", "cl100k_base")
 
 
@@ -180,15 +182,21 @@ class TokenCounter:
 
     def __init__(self, encoding_name: str = "o200k_base") -> None:
         self.encoding_name = encoding_name
-        self._encode = encoding(encoding_name).encode_ordinary
+        self._encoding = encoding(encoding_name)
+        self._encode = self._encoding.encode_ordinary
         self._memo: dict[str, int] = {}
         self.calls = 0  # texts actually tokenized (memo misses)
+
+    def _length(self, text: str) -> int:
+        if len(text) < long_texts.LONG:
+            return len(self._encode(text))
+        return long_texts.length(self._encoding, self._encode, text)
 
     def count(self, text: str) -> int:
         n = self._memo.get(text)
         if n is None:
             self.calls += 1
-            n = len(self._encode(text))
+            n = self._length(text)
             self._memo[text] = n
         return n
 
@@ -199,7 +207,7 @@ class TokenCounter:
         out = list(map(memo.get, texts, repeat(-1, len(texts))))  # -1: not seen yet
         missing = out.count(-1)
         if missing:
-            encode = self._encode
+            encode, long = self._encode, long_texts.LONG
             i = -1
             for _ in range(missing):  # from one unseen text to the next with C-level index()
                 i = out.index(-1, i + 1)
@@ -207,7 +215,7 @@ class TokenCounter:
                 n = memo.get(text)  # a text twice among the unseen: tokenized once
                 if n is None:
                     self.calls += 1
-                    n = memo[text] = len(encode(text))
+                    n = memo[text] = len(encode(text)) if len(text) < long else self._length(text)
                 out[i] = n
         return out
 

@@ -10,7 +10,7 @@ from app_helpers import ROOT, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
 from ui.views import step_blocks
-from ui.views.step_blocks import DETAIL_OPEN
+from ui.views.step_blocks import DETAIL_OPEN, choice_key
 
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures" / "claude_code"
 FILES = [FIX / "session.jsonl", FIX / "subagents" / "agent-a1b2c3.jsonl"]
@@ -91,7 +91,7 @@ def test_a_block_shows_its_line_diff_against_the_previous_step() -> None:
     assert not _picker(at)  # closed: its content is not built
     at.session_state[DETAIL_OPEN] = True
     at.run()
-    at.selectbox(key="block_text_choice").select("call_tree").run()
+    at.selectbox(key=choice_key(2)).select("call_tree").run()
     page = _html(at)
     assert 'class="cai-add"' in page  # step 2 appended to the tree
     assert "+" in page.split('class="cai-diffsum"')[1][:20]
@@ -100,7 +100,7 @@ def test_a_block_shows_its_line_diff_against_the_previous_step() -> None:
 
 
 def _picker(at: AppTest) -> list[object]:
-    return [w for w in at.selectbox if w.key == "block_text_choice"]
+    return [w for w in at.selectbox if str(w.key).startswith("block_text_choice")]
 
 
 def test_the_picked_block_stays_while_the_detail_is_closed_and_steps_move() -> None:
@@ -108,13 +108,13 @@ def test_the_picked_block_stays_while_the_detail_is_closed_and_steps_move() -> N
     at.run()
     at.session_state[DETAIL_OPEN] = True
     at.run()
-    at.selectbox(key="block_text_choice").select("tools").run()
+    at.selectbox(key=choice_key(3)).select("tools").run()
     at.session_state[DETAIL_OPEN] = False
     at.button(key="next").click().run()
     assert not _picker(at) and at.subheader[0].value == "Step 4 / 21"
     at.session_state[DETAIL_OPEN] = True
     at.run()
-    assert at.selectbox(key="block_text_choice").value == "tools"
+    assert at.selectbox(key=choice_key(4)).value == "tools"
     assert not at.exception and not at.error
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from assembler.cache import long_texts
 from assembler.errors import UsageError
 
 log = logging.getLogger("inspector")
@@ -130,7 +131,15 @@ def bounded(what: str, hint: str, seconds: float | None = None) -> Iterator[None
     try:
         try:
             watchdog.start()
-            yield
+            # A long text is one call the watchdog cannot cut short: one that would end
+            # past the budget is not started (the same stop, without the overrun).
+            with long_texts.deadline(started + limit):
+                yield
+        except long_texts.PastDeadline:
+            with lock:
+                if state["why"] is None:
+                    state["why"] = "budget"
+            raise _Stopped() from None
         finally:
             with lock:
                 state["armed"] = False

@@ -110,8 +110,15 @@ DETAIL_OPEN = "block_detail_open"
 PICKED = "_block_text_picked"
 
 
-def _pick() -> None:
-    st.session_state[PICKED] = st.session_state["block_text_choice"]
+def choice_key(step: int) -> str:
+    """The Block picker's key at ``step``: one widget per step, so a value the browser sent
+    for the step shown before (a rerun that overtakes the page's redraw, as the Live page's
+    following does) is never taken for a pick on this one."""
+    return f"block_text_choice_{step}"
+
+
+def _pick(key: str) -> None:
+    st.session_state[PICKED] = st.session_state[key]
 
 
 def block_detail(a: SessionAnalysis, s: StepAnalysis) -> None:
@@ -121,14 +128,14 @@ def block_detail(a: SessionAnalysis, s: StepAnalysis) -> None:
         return
     changed = [b.name for b in s.blocks if b.change in ("changed", "released", "new")]
     picked = st.session_state.get(PICKED)
-    st.session_state["block_text_choice"] = (
-        picked if picked in names else changed[0] if changed else names[0]
-    )
+    key = choice_key(s.step)
+    st.session_state[key] = picked if picked in names else changed[0] if changed else names[0]
     chosen = st.selectbox(
         "Block",
         names,
-        key="block_text_choice",
+        key=key,
         on_change=_pick,
+        args=(key,),
         help="Changed blocks are chosen first.",
     )
     block = next(b for b in s.blocks if b.name == chosen)
