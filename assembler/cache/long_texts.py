@@ -8,18 +8,20 @@ is split here with the same pattern by the ``regex`` package (a tiktoken depende
 backtracking keeps its own stack) and each piece goes to tiktoken's own BPE: the same
 pieces, so the same count (checked against tiktoken on generated texts in the tests).
 
-A long text is also one call that nothing can stop midway: the app's time budget
-(a watchdog that raises into the page's thread) waits for it to return. Under
-:func:`deadline`, a long text that would not be counted before the deadline at the
-slowest speed seen is not started: :class:`PastDeadline` is raised instead.
+A long text is also one call that can take seconds (4,000,000 spaces: 5 s) and that
+nothing stops midway: the app's time budget is a watchdog that raises into the page's
+thread, and an exception raised into a thread waits for the call it is in to return.
+Within :func:`stoppable`, a long text is counted on a helper thread (tiktoken lets go of
+the interpreter while it counts) and this thread waits in short slices, so the stop lands
+at once; the helper finishes its count unheard.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import cache
 
@@ -31,47 +33,40 @@ LONG = 65_536
 #: A run of blanks this long sends the text to the piecewise count (100,000 spaces
 #: still pass tiktoken's regex, 1,000,000 overflow it: measured with tiktoken 0.14).
 _BLANK_RUN = re.compile(rf"\s{{{LONG}}}")
-#: The slowest texts measured: 4,000,000 spaces counted by pieces, 5.2 s of CPU with
-#: cl100k_base (1.3 µs a character); a 4,194,304-character run of one letter 3.2 s with
-#: o200k_base; ordinary prose is some twenty times faster.
-SLOWEST_SECONDS_PER_CHAR = 1.3e-6
-
-
-class PastDeadline(BaseException):
-    """A long text left uncounted: it could not be counted before the deadline. A
-    BaseException, so that no ``except Exception`` takes it for a bad input."""
-
+#: How long the waiting thread sleeps between two looks at a helper's count.
+_SLICE_SECONDS = 0.05
 
 _local = threading.local()
-_speed = {"seconds_per_char": SLOWEST_SECONDS_PER_CHAR}
+_helpers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="long-text")
 
 
 @contextmanager
-def deadline(at: float) -> Iterator[None]:
-    """Within the block, on this thread, no long text is started that would end after
-    ``at`` (``time.monotonic()``) at the slowest speed seen."""
-    before = getattr(_local, "at", None)
-    _local.at = at
+def stoppable() -> Iterator[None]:
+    """Within the block, on this thread, a long text is counted so that an exception
+    raised into the thread (a watchdog's stop) is not held up by the count."""
+    before = getattr(_local, "stoppable", False)
+    _local.stoppable = True
     try:
         yield
     finally:
-        _local.at = before
+        _local.stoppable = before
 
 
 def length(enc: tiktoken.Encoding, encode: Callable[[str], list[int]], text: str) -> int:
     """The number of tokens of ``text`` (``len(text) >= LONG``), ``encode`` being
     ``enc.encode_ordinary``."""
-    at: float | None = getattr(_local, "at", None)
-    rate = _speed["seconds_per_char"]
-    if at is not None and time.monotonic() + len(text) * rate > at:
-        raise PastDeadline(f"a text of {len(text):,} characters")
-    started = time.monotonic()
-    n = by_pieces(enc, text) if _BLANK_RUN.search(text) else len(encode(text))
-    # Slower than the slowest measured (a loaded machine): the next estimate waits longer.
-    _speed["seconds_per_char"] = max(
-        SLOWEST_SECONDS_PER_CHAR, (time.monotonic() - started) / len(text)
-    )
-    return n
+    if not getattr(_local, "stoppable", False):
+        return _count(enc, encode, text)
+    future = _helpers.submit(_count, enc, encode, text)
+    while True:
+        try:
+            return future.result(timeout=_SLICE_SECONDS)
+        except TimeoutError:
+            continue
+
+
+def _count(enc: tiktoken.Encoding, encode: Callable[[str], list[int]], text: str) -> int:
+    return by_pieces(enc, text) if _BLANK_RUN.search(text) else len(encode(text))
 
 
 @cache

@@ -152,6 +152,12 @@ def tool(name: str) -> dict[str, Any]:
     return {"name": name, "description": f"The {name} tool.", "input_schema": {"type": "object"}}
 
 
+def request_picker(at: AppTest) -> Any:
+    """The Request picker (its key names the newest request: ``live_view.picker_key``)."""
+    (picker,) = [w for w in at.selectbox if str(w.key).startswith("live_request:")]
+    return picker
+
+
 def html_of(at: AppTest) -> str:
     return "".join(h.proto.body for h in at.get("html"))
 
@@ -161,7 +167,7 @@ def test_any_request_as_its_step_with_the_diff_against_the_one_before(tmp_path: 
     log.write_text(call(1, [tool("read")]) + call(2, [tool("read")]))
     at = open_page(log)
     assert not at.exception
-    picker = at.selectbox(key="live_request")
+    picker = request_picker(at)
     assert len(picker.options) == 2 and picker.value.startswith("#2 · 10:00:02")  # the latest first
     assert any("Step 2 of session s1" in c.value for c in at.caption)
     assert "cai-stack" in html_of(at) or "cai-block" in html_of(at)
@@ -169,7 +175,7 @@ def test_any_request_as_its_step_with_the_diff_against_the_one_before(tmp_path: 
     with log.open("a") as f:
         f.write(call(3, [tool("grep"), tool("read")]))
     at.run()
-    picker = at.selectbox(key="live_request")
+    picker = request_picker(at)
     assert len(picker.options) == 3
     picker.select(picker.options[0]).run()  # the list's first: the newest
     assert any("Step 3 of session s1" in c.value for c in at.caption)
@@ -182,8 +188,20 @@ def test_any_request_as_its_step_with_the_diff_against_the_one_before(tmp_path: 
     page = html_of(at)
     assert "cai-diffsum" in page and "The grep tool." in page.split('class="cai-diff"')[1]
     # an earlier request: its step, from the lines before it only
-    at.selectbox(key="live_request").select(at.selectbox(key="live_request").options[2]).run()
+    request_picker(at).select(request_picker(at).options[2]).run()
     assert any("Step 1 of session s1" in c.value for c in at.caption)
+    # a request picked stays picked when a newer one arrives; picking the newest follows again
+    with log.open("a") as f:
+        f.write(call(4, [tool("grep"), tool("read")]))
+    at.run()
+    picker = request_picker(at)
+    assert len(picker.options) == 4 and picker.value.startswith("#1 · ")
+    assert any("Step 1 of session s1" in c.value for c in at.caption)
+    picker.select(picker.options[0]).run()
+    with log.open("a") as f:
+        f.write(call(5, [tool("grep"), tool("read")]))
+    at.run()
+    assert request_picker(at).value.startswith("#5 · ")
     assert not at.exception
 
 

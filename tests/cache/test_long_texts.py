@@ -1,12 +1,10 @@
 """Long texts: a run of blanks tiktoken's own regex cannot split is counted by pieces to
-the same number, and under a deadline a long text that could not be counted in time is
-not started."""
+the same number, and within ``stoppable`` the count is the same."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -55,6 +53,7 @@ def test_a_million_blanks_in_a_request_analyse_without_a_panic(tmp_path: Path) -
             {"section": "system", "text": "You help."},
             {"section": "messages", "role": "user", "text": "a" + " " * 1_000_000 + "b"},
             {"section": "messages", "role": "user", "text": "\t" * 1_000_000},
+            {"section": "messages", "role": "user", "text": "\u3000" * 1_000_000},
         ]
     }
     path = tmp_path / "blanks.jsonl"
@@ -71,15 +70,9 @@ def test_a_million_blanks_in_a_request_analyse_without_a_panic(tmp_path: Path) -
     assert '"tokens"' in run.stdout
 
 
-def test_a_long_text_that_cannot_end_before_the_deadline_is_not_started() -> None:
-    counter = TokenCounter("o200k_base")
-    long = "word " * (long_texts.LONG // 2)
-    with long_texts.deadline(time.monotonic() + 0.001):
-        assert counter.count("short text") == 2  # short texts are never held back
-        with pytest.raises(long_texts.PastDeadline):
-            counter.count(long)
-        with pytest.raises(long_texts.PastDeadline):
-            counter.counts(["short text", long])
-    assert counter.count(long) == len(encoding("o200k_base").encode_ordinary(long))
-    with long_texts.deadline(time.monotonic() + 60):  # time enough: counted
-        assert counter.count(long + "x") > 0
+def test_a_stoppable_count_is_the_count() -> None:
+    counter, plain = TokenCounter("o200k_base"), TokenCounter("o200k_base")
+    texts = ["word " * (long_texts.LONG // 2), "a" + " " * 200_000 + "b", "short text"]
+    with long_texts.stoppable():
+        assert counter.counts(texts) == plain.counts(texts)
+        assert counter.count(texts[0] + "x") == plain.count(texts[0] + "x")

@@ -52,17 +52,16 @@ def test_an_error_of_the_work_itself_passes_as_it_is() -> None:
         raise KeyError("x")
 
 
-def test_a_long_text_that_would_end_past_the_budget_is_not_started() -> None:
-    """A text of 4,000,000 characters takes seconds in one call no watchdog can cut short
-    (at the slowest speed measured, 5 s): with a 1 s budget it is refused at once."""
+def test_a_long_count_does_not_hold_the_stop_back() -> None:
+    """4,000,000 characters of one letter: seconds in one tokenizer call, which an
+    exception raised into the thread would wait for; the budget's stop lands on time."""
     from assembler.cache.tokenizers import TokenCounter
 
     counter = TokenCounter("o200k_base")
     start = time.monotonic()
     with (
-        pytest.raises(AnalysisTooLong, match=r"the analysis stopped after 1 s"),
-        bounded("the analysis", "", seconds=1.0),
+        pytest.raises(AnalysisTooLong, match=r"the analysis stopped after 0\.5 s"),
+        bounded("the analysis", "", seconds=0.5),
     ):
         counter.count("x" * 4_000_000)
-    assert time.monotonic() - start < 0.5
-    _spin(1.5)  # past the budget, outside the block: nothing is raised here
+    assert time.monotonic() - start < 0.5 + 1.0

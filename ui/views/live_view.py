@@ -14,12 +14,21 @@ from assembler.live.replay import Replayed, replay
 from ui.html import literal, md
 from ui.views import step_blocks
 
-PICKED = "live_request"
+PICKED = "_live_request_picked"
 PINNED = "_live_request_pinned"  # a request the user picked; else the newest is followed
 
 
-def _pin() -> None:
-    st.session_state[PINNED] = True
+def picker_key(newest: str) -> str:
+    """The Request picker's key while ``newest`` is the newest request: a new widget when
+    a request arrives, so a value the browser sends for the picker it showed before (a
+    rerun that overtakes the redraw, the page refreshing itself) is never taken for a pick
+    that would stop the following."""
+    return f"live_request:{newest}"
+
+
+def _pin(key: str, newest: str) -> None:
+    st.session_state[PICKED] = st.session_state[key]
+    st.session_state[PINNED] = st.session_state[key] != newest
 
 
 def _label(number: int, row: LiveRow) -> str:
@@ -58,12 +67,15 @@ def request_step(follower: LogFollower, rows: list[LiveRow]) -> None:
     picked = st.session_state.get(PICKED)
     if picked == labels[0] or picked not in by_label or not st.session_state.get(PINNED):
         st.session_state[PICKED], st.session_state[PINNED] = labels[0], False
+    key = picker_key(labels[0])
+    st.session_state[key] = st.session_state[PICKED]
     st.markdown("#### :material/stacks: A request as its step")
     chosen = st.selectbox(
         "Request",
         labels,
-        key=PICKED,
+        key=key,
         on_change=_pin,
+        args=(key, labels[0]),
         help="the newest is followed until another is picked; numbered as the log's lines; its session's requests up to it, analysed as "
         "analyze reads the log",
     )
