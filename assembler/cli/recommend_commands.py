@@ -16,11 +16,13 @@ from assembler.analysis.engine import load_layout
 from assembler.cli.analysis_commands import TARGET_HELP, is_batch_target
 from assembler.cli.checks import check_provider_model, open_input, provider_errors
 from assembler.errors import UsageError
+from assembler.limits import one_line
 from assembler.output_files import output_target, write_text
 from assembler.sessions.model import Session
 
 if TYPE_CHECKING:  # the search imports numpy: loaded when the command runs
     from assembler.analysis.advice import Recommendation, RecordedPlan
+    from assembler.analysis.fleet import Failure
 
 DEFAULT_SESSIONS_PER_MONTH = 1000
 
@@ -112,7 +114,36 @@ def plan_json(p: RecordedPlan, per_month: int) -> dict[str, Any]:
     }
 
 
-def _recorded(args: argparse.Namespace, sessions: list[Session]) -> int:
+def _open_all(target: str) -> tuple[list[Session], list[Failure]]:
+    """The sessions of a folder, zip or glob; one that cannot be read is listed, not fatal
+    (as ``analyze`` and ``usage`` list theirs)."""
+    from assembler.analysis.app import open_session, session_names
+    from assembler.analysis.fleet import Failure
+
+    sessions: list[Session] = []
+    skipped: list[Failure] = []
+    for name in session_names(target):
+        try:
+            sessions.append(open_session(name).session)
+        except Exception as exc:  # one bad file must not stop the folder
+            skipped.append(Failure(name, one_line(str(exc), 600) or type(exc).__name__))
+    if not sessions:
+        raise UsageError(f"{target}: no session could be read; {skipped[0].line()}")
+    return sessions, skipped
+
+
+def _print(args: argparse.Namespace, lines: list[str], out: dict[str, Any], skipped: list[Failure]) -> None:  # fmt: skip
+    if args.json:
+        out["could_not_read"] = [{"path": f.path, "error": f.message} for f in skipped]
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    if skipped:
+        lines += ["", f"could not be read ({len(skipped)}):"]
+        lines += [f"  {f.line()}" for f in skipped]
+    print("\n".join(lines))
+
+
+def _recorded(args: argparse.Namespace, sessions: list[Session], skipped: list[Failure]) -> int:
     from assembler.analysis.advice import recommend_recorded
     from assembler.analysis.bill import billed_usd
 
@@ -125,16 +156,13 @@ def _recorded(args: argparse.Namespace, sessions: list[Session]) -> int:
         p = recommend_recorded(
             sessions, provider=args.provider, model=args.model, billed_of=billed_usd
         )
-    if args.json:
-        print(json.dumps(plan_json(p, args.sessions_per_month), ensure_ascii=False, indent=2))
-    else:
-        print("\n".join(plan_lines(p, args.sessions_per_month)))
+    per_month = args.sessions_per_month
+    _print(args, plan_lines(p, per_month), plan_json(p, per_month), skipped)
     return 0
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
     from assembler.analysis.advice import layout_text, only_recorded_sessions, recommend
-    from assembler.analysis.app import open_session, session_names
 
     if args.sessions_per_month < 0:
         raise UsageError(
@@ -145,27 +173,23 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     inputs = [Path(args.session), args.layout]  # a layout file is an input too
     if args.output:
         output_target(args.output, "-o", inputs)  # a bad target refused before the search
+    skipped: list[Failure] = []
     if is_batch_target(args.session):  # one agent's sessions, searched together
-        sessions = [open_session(name).session for name in session_names(args.session)]
+        sessions, skipped = _open_all(args.session)
     else:
         sessions = [open_input(args.session, "recommend")]
     if only_recorded_sessions(sessions):  # the client's markers are what can change
-        return _recorded(args, sessions)
+        return _recorded(args, sessions, skipped)
     layout = load_layout(args.layout)
     with provider_errors(args.session, args.provider, args.model):
         r = recommend(sessions, layout, provider=args.provider, model=args.model)
     if args.output:
         write_text(args.output, layout_text(r.recommended), "-o", inputs)
-    if args.json:
-        print(
-            json.dumps(
-                recommendation_json(r, args.sessions_per_month), ensure_ascii=False, indent=2
-            )
-        )
-    else:
-        print("\n".join(recommendation_lines(r, args.sessions_per_month)))
-        if args.output:
-            print(f"layout written to {args.output}")
+    per_month = args.sessions_per_month
+    lines = recommendation_lines(r, per_month)
+    if args.output:
+        lines.append(f"layout written to {args.output}")
+    _print(args, lines, recommendation_json(r, per_month), skipped)
     return 0
 
 

@@ -152,6 +152,28 @@ def test_recommend_reads_a_zip_and_a_folder_of_session_files(
     assert json.loads(out)["layout"]
 
 
+def test_recommend_lists_a_session_it_cannot_read_and_plans_for_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As analyze and usage do: a subagent folder whose transcript is gone does not stop
+    the folder's plan."""
+    shutil.copy(CLAUDE, tmp_path / "s1.jsonl")
+    lone = tmp_path / "gone" / "subagents"
+    lone.mkdir(parents=True)
+    shutil.copy(CLAUDE.parent / "subagents" / "agent-a1b2c3.jsonl", lone)
+    code, out, err = _run(capsys, "recommend", str(tmp_path))
+    assert code == 0, err
+    assert "1 session(s)" in out and "could not be read (1):" in out
+    assert f"{lone / 'agent-a1b2c3.jsonl'}: a subagent transcript without its session" in out
+    code, out, err = _run(capsys, "recommend", str(tmp_path), "--json")
+    assert code == 0, err
+    (skipped,) = json.loads(out)["could_not_read"]
+    assert skipped["path"] == str(lone / "agent-a1b2c3.jsonl")
+    (tmp_path / "s1.jsonl").unlink()  # nothing left to read: one line, exit 2
+    code, out, err = _run(capsys, "recommend", str(tmp_path))
+    assert code == 2 and err.count("\n") == 1 and "no session could be read" in err
+
+
 def test_a_lone_subagent_file_says_what_is_missing(tmp_path: Path) -> None:
     folder = tmp_path / "abc" / "subagents"
     folder.mkdir(parents=True)

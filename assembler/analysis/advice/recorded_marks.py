@@ -157,15 +157,26 @@ def with_marks(session: Session, marks_of: MarksOf, provider: str | None = None)
     write lifetime is the 5-minute default: what is written past the last 1h marker is
     priced at the 5m rate."""
     marked = {id(c) for c in marked_calls(session, provider)}
+    # A block re-marked alike in request after request stays one object, as kept blocks
+    # are: the analysis tells an unchanged block by identity (RecordedWires), and a new
+    # object for the system prompt's marker in every request would read every block again.
+    # (The block is kept beside its copy: its id is not reused while the memo lives.)
+    remarked: dict[tuple[int, str | None], tuple[RecordedBlock, RecordedBlock]] = {}
+
+    def marked_as(b: RecordedBlock, ttl: str | None) -> RecordedBlock:
+        key = (id(b), ttl)
+        hit = remarked.get(key)
+        if hit is None:
+            hit = remarked[key] = (b, replace(b, breakpoint=ttl is not None, ttl=ttl))
+        return hit[1]
+
     events = []
     for e in session.events:
         if isinstance(e, LLMCall) and e.request is not None and id(e) in marked:
             blocks = e.request.blocks()
             marks = marks_of(e, blocks)
             new = tuple(
-                b
-                if not b.breakpoint and i not in marks
-                else replace(b, breakpoint=i in marks, ttl=marks.get(i))
+                b if not b.breakpoint and i not in marks else marked_as(b, marks.get(i))
                 for i, b in enumerate(blocks)
             )
             e = replace(e, request=RecordedRequest(new), ttl="5m")

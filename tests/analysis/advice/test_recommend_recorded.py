@@ -91,6 +91,18 @@ def test_the_recorded_markers_put_back_bill_as_recorded() -> None:
         assert analyze(again).totals["usd"] == pytest.approx(analyze(session).totals["usd"])
 
 
+def test_a_block_re_marked_alike_stays_one_object_from_request_to_request() -> None:
+    """The analysis tells an unchanged block by identity: the system prompt's marker, put
+    on the same block in every request, must not make it a new block in each."""
+    session = _imported("claude-code", LIFETIME)
+    marks = ((Rule("system", -1), "1h"), (Rule("messages", -1), "5m"))
+    requests = _requests(with_marks(session, plan_marks(marks)))
+    assert len(requests) > 2
+    ends = [next(b for b in reversed(r) if b.section == "system") for r in requests]
+    assert all(b.breakpoint and b.ttl == "1h" for b in ends)
+    assert all(a is b for a, b in pairwise(ends)), "re-marked anew in each request"
+
+
 @pytest.mark.parametrize("shared", [False, True])
 def test_the_search_finds_the_brute_force_optimum_of_its_trace(shared: bool) -> None:
     for session in (_imported("claude-code", LIFETIME), _imported("requests", PROXY)):
