@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,3 +76,16 @@ def tab(chromium: object) -> Iterator[object]:
     page.set_default_timeout(20_000)
     yield page
     context.close()
+
+
+#: A screenshot is kept for people to look at, not timed: a full-page one of a page of
+#: charts made Chromium redraw them at the page's height past 20 s on a loaded machine.
+SCREENSHOT_MS = 90_000
+
+
+def keep_screenshot(page: Any, name: str, *, full_page: bool = False) -> Path:
+    """Save the page as ``test-artifacts/NAME``; its path."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    out = ARTIFACTS / name
+    page.screenshot(path=str(out), full_page=full_page, timeout=SCREENSHOT_MS)
+    return out

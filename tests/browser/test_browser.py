@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ARTIFACTS
+from conftest import keep_screenshot
 from playwright.sync_api import Page, expect
 
 from tests.app.app_helpers import hostile_session_bytes
@@ -128,9 +127,7 @@ def test_screenshot_of_each_page(server: str, tab: Any, name: str) -> None:
     expect(tab.locator('[data-testid="stException"]')).to_have_count(0)
     expect(tab.locator('[data-testid="stAlertContentError"]')).to_have_count(0)
     tab.wait_for_timeout(400)
-    ARTIFACTS.mkdir(exist_ok=True)
-    out = Path(ARTIFACTS) / f"{name}.png"
-    tab.screenshot(path=str(out), full_page=True)
+    out = keep_screenshot(tab, f"{name}.png", full_page=True)
     assert out.stat().st_size > 10_000
 
 
@@ -211,7 +208,7 @@ def test_a_reload_keeps_the_session_and_pricing(server: str, tab: Any) -> None:
     indicator(tab, "Step 1 / 28")  # the step is the step view's own, not the sidebar's choice
     expect(tab.locator(".st-key-w_sel_session input")).to_have_value("coding_agent_midnight")
     expect(tab.locator(".st-key-w_sel_ttl input")).to_have_value("1h")
-    tab.screenshot(path=str(ARTIFACTS / "reload-keeps-choices.png"))
+    keep_screenshot(tab, "reload-keeps-choices.png")
 
 
 def test_open_in_the_step_view_opens_at_the_top(server: str, tab: Any) -> None:
@@ -227,7 +224,7 @@ def test_open_in_the_step_view_opens_at_the_top(server: str, tab: Any) -> None:
     settle(tab)
     tab.wait_for_timeout(700)
     assert tab.evaluate(f"document.querySelector('{main}').scrollTop") == 0
-    tab.screenshot(path=str(ARTIFACTS / "recommend-to-step-view.png"))
+    keep_screenshot(tab, "recommend-to-step-view.png")
 
 
 def _metric(page: Page, label: str) -> str:
@@ -254,7 +251,7 @@ def test_an_edited_layout_goes_from_compare_to_recommend_and_back(server: str, t
     tab.get_by_role("link", name=re.compile(r"Open step \d+ under the head layout")).click()
     indicator(tab, "edited head layout")
     settle(tab)
-    tab.screenshot(path=str(ARTIFACTS / "edited-layout-step-view.png"))
+    keep_screenshot(tab, "edited-layout-step-view.png")
     tab.locator('[data-testid="stSidebar"] a', has_text="Recommend").click()
     expect(tab.get_by_text("Cost now")).to_be_visible(timeout=60_000)
     settle(tab)
@@ -263,7 +260,7 @@ def test_an_edited_layout_goes_from_compare_to_recommend_and_back(server: str, t
     expect(tab.locator('[data-testid="stMetric"]', has_text="Cost, base")).to_be_visible()
     settle(tab)
     expect(tab.locator('[data-testid="stMetric"]', has_text="Cost, base")).to_contain_text(now)
-    tab.screenshot(path=str(ARTIFACTS / "recommend-to-compare-edited-base.png"))
+    keep_screenshot(tab, "recommend-to-compare-edited-base.png")
     tab.locator('[data-testid="stSidebar"] a', has_text="Step view").click()
     indicator(tab, "Step 1 / 21")
     tab.locator('[data-testid="stSidebar"] a', has_text="Compare layouts").click()

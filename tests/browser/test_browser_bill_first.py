@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ARTIFACTS
+from conftest import keep_screenshot
 from playwright.sync_api import expect
 
 from tests.app.app_helpers import ROOT
@@ -37,7 +37,7 @@ def test_the_savings_page_links_the_first_step_that_reads_differently(
     ).to_be_visible()
     settle(tab)
     tab.wait_for_timeout(500)  # metrics and tables paint after the run ends
-    tab.screenshot(path=str(ARTIFACTS / "savings-bill-first.png"), full_page=True)
+    keep_screenshot(tab, "savings-bill-first.png", full_page=True)
     tab.get_by_role("link", name="Open step 6 in the step view").click()
     indicator(tab, "Step 6 / 12")
     expect(tab.get_by_text("simulated full hit, measured miss", exact=False).first).to_be_visible()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ARTIFACTS
+from conftest import ARTIFACTS, keep_screenshot
 from playwright.sync_api import Page, expect
 
 from tests.app.app_helpers import ROOT
@@ -119,7 +119,7 @@ def test_a_sample_that_opens_with_comments_uploads_and_shows_its_first_step(
     expect(tab.get_by_text("session file", exact=False).first).to_be_visible()
     expect(tab.get_by_text("not a format the inspector reads", exact=False)).to_have_count(0)
     assert "session=upload%3A" in tab.url or "session=upload:" in tab.url
-    tab.screenshot(path=str(ARTIFACTS / "upload-commented-sample.png"))
+    keep_screenshot(tab, "upload-commented-sample.png")
 
 
 def test_everything_important_is_whole_at_1000_px(server: str, tab: Any) -> None:
@@ -139,4 +139,4 @@ def test_everything_important_is_whole_at_1000_px(server: str, tab: Any) -> None
         box = cell.bounding_box()
         assert box is not None and box["x"] + box["width"] <= 1000
     ARTIFACTS.mkdir(exist_ok=True)
-    tab.screenshot(path=str(ARTIFACTS / "step-view-1000.png"), full_page=True)
+    keep_screenshot(tab, "step-view-1000.png", full_page=True)
