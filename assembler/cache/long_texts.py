@@ -1,8 +1,9 @@
 """Counting the tokens of a long text: the two calls into tiktoken that are not safe.
 
 tiktoken splits a text into pieces with a backtracking regex (Rust's fancy-regex) and
-then runs BPE on each piece. On a run of blanks past some 100,000 characters (a
-1,000,000-space block, measured) that regex overflows its stack and tiktoken panics:
+then runs BPE on each piece. On a run of blanks past about a million characters
+(measured: from 1,000,750 with o200k_base; cl100k_base still passes 4,000,000) that regex
+overflows its stack and tiktoken panics:
 a ``PanicException`` (not an ``Exception``) and a Rust backtrace on stderr. Such a text
 is split here with the same pattern by the ``regex`` package (a tiktoken dependency, whose
 backtracking keeps its own stack) and each piece goes to tiktoken's own BPE: the same
@@ -30,8 +31,8 @@ import tiktoken
 
 #: Texts from this length on take the checks below; shorter ones go to tiktoken at once.
 LONG = 65_536
-#: A run of blanks this long sends the text to the piecewise count (100,000 spaces
-#: still pass tiktoken's regex, 1,000,000 overflow it: measured with tiktoken 0.14).
+#: A run of blanks this long sends the text to the piecewise count, far below the
+#: 1,000,750 where tiktoken's regex overflows (measured with tiktoken 0.14).
 _BLANK_RUN = re.compile(rf"\s{{{LONG}}}")
 #: How long the waiting thread sleeps between two looks at a helper's count.
 _SLICE_SECONDS = 0.05

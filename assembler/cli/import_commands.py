@@ -53,7 +53,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             with open(written, "w", encoding="utf-8") as out:
                 out.writelines(lines)
         # The document and its lines are dropped before the file is read back: the two
-        # copies never live together (100,000 spans: 817 MB at the peak with both).
+        # copies never live together.
         del lines, imported
         try:
             session = load_session(written)  # what we wrote must be a session we can read
