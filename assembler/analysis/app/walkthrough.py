@@ -146,6 +146,12 @@ def header_sentence(step: StepAnalysis, first: bool) -> str:
     if step.miss is not None:
         return step.miss.sentence
     if first:
+        if step.read:  # a recorded session can begin on a prefix an earlier request cached
+            rest = f", and {step.write:,} are written" if step.write else ""
+            return (
+                f"First step: {step.read:,} tokens were already in the cache when the session "
+                f"began, so they are read{rest}."
+            )
         if step.write:
             return "First step: nothing is cached yet, so the request writes the prefix."
         return "First step: nothing is cached yet, and this request writes nothing to the cache."
@@ -156,7 +162,7 @@ def header_sentence(step: StepAnalysis, first: bool) -> str:
 
 _NUMBER = r"(\d[\d,]*)"
 _HIT = re.compile(r"\b(cache hit|read from (the )?cache|still read|stays cached|is cheap)\b")
-_NO_READ = re.compile(r"\b(nothing is read|nothing was read|full miss)\b")
+_NO_READ = re.compile(r"\b(nothing is read|nothing was read|full miss|nothing is cached)\b")
 _NO_WRITE = re.compile(r"\bnothing is written\b|\bwrites nothing\b")
 _WRITES = re.compile(r"\b(are written|is written|writes the prefix|written again|rewritten)\b")
 

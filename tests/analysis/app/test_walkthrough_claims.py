@@ -104,3 +104,32 @@ def test_every_step_header_agrees_with_its_step(name: str) -> None:
         for i, step in enumerate(a.steps):
             text = header_sentence(step, first=i == 0)
             assert not contradictions(text, step), (name, ttl, step.step, text)
+
+
+def test_a_first_step_that_reads_says_so(tmp_path: Path) -> None:
+    """A recorded session can begin on a prefix cached before it (a ``warm`` block: the
+    bill reads at its first request): its first header says what was read, never that
+    nothing is cached."""
+    from assembler.sessions.generator import generate_session, write_session
+
+    data = generate_session(2, 0)
+    call = next(e for e in data["events"] if e["type"] == "llm")
+    system = "You review pull requests carefully and explain each finding. " * 300
+    call["request"] = {
+        "blocks": [
+            {"section": "system", "text": system, "breakpoint": True, "warm": True},
+            {"section": "messages", "role": "user", "text": "Review the diff.", "breakpoint": True},
+        ]
+    }
+    path = tmp_path / "warm.jsonl"
+    write_session(data, path)
+    first = analyze(load_session(path)).steps[0]
+    assert first.read > 0 and first.write > 0
+    text = header_sentence(first, first=True)
+    assert text == (
+        f"First step: {first.read:,} tokens were already in the cache when the session began,"
+        f" so they are read, and {first.write:,} are written."
+    )
+    assert not contradictions(text, first)
+    old = "First step: nothing is cached yet, so the request writes the prefix."
+    assert contradictions(old, first)  # what the header said before
