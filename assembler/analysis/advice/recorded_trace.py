@@ -31,8 +31,9 @@ from assembler.cache.rules import anthropic_minimum, rules
 from assembler.cache.segmenter import Segmenter
 from assembler.cache.simulation import name_kind
 from assembler.cache.tokenizers import counter, tokenizer_for
+from assembler.design.wire import WireBlock, leading_same
 from assembler.sessions.model import Session
-from assembler.sessions.recorded import recorded_wire
+from assembler.sessions.recorded import RecordedWires
 
 #: The one cache with markers a client places (priced at its API's rates here: the plan is
 #: billed again on the platform that served each request).
@@ -68,6 +69,12 @@ def _requests(
     outputs = 0.0
     for number, session in enumerate(sessions):
         marked = {id(c) for c in marked_calls(session, provider)}
+        wires = RecordedWires()  # a request's unchanged blocks are the request before's
+        before: tuple[WireBlock, ...] = ()
+        before_model = ""
+        cum: list[int] = []
+        keys: list[int] = []
+        positions: list[int] = []
         for step in SessionAssembler(session).steps():
             call = step.call
             if call.request is None or id(call) not in marked:
@@ -78,11 +85,17 @@ def _requests(
             if seg is None:
                 seg = segmenters[encoding] = Segmenter(counter(encoding))
             blocks = call.request.blocks()
-            running, h, position, kind = 0, hash(("anthropic", mdl)), -1, None
-            cum: list[int] = []
-            keys: list[int] = []
-            positions: list[int] = []
-            for b in recorded_wire(blocks).blocks:
+            wire = wires.build(blocks).blocks
+            # the leading blocks the request before sent as the same objects keep their
+            # running sizes, keys and positions (each depends only on the blocks up to it)
+            same = leading_same(wire, before) if mdl == before_model else 0
+            cum, keys, positions = cum[:same], keys[:same], positions[:same]
+            if same:
+                running, h, position = cum[-1], keys[-1], positions[-1]
+                kind = name_kind(wire[same - 1].name)
+            else:
+                running, h, position, kind = 0, hash(("anthropic", mdl)), -1, None
+            for b in wire[same:]:
                 n, fingerprint = seg.measure(b)
                 running += n
                 h = hash((h, b.section, fingerprint))
@@ -93,6 +106,7 @@ def _requests(
                 cum.append(running)
                 keys.append(h)
                 positions.append(position)
+            before, before_model = wire, mdl
             where = Resolver(blocks)
             minimum = anthropic_minimum(mdl)
             landing = [where(r) for r in rule_list]
