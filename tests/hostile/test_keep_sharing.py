@@ -122,13 +122,13 @@ from keep_reference import copied
 data, _ = read_jsonl(open(sys.argv[1], encoding="utf-8").read(), "c.jsonl")
 resolve = copied if sys.argv[2] == "copied" else loader._recorded
 tracemalloc.start()
-t = time.perf_counter()
+t = time.process_time()
 previous, kept = None, []
 for i, raw in enumerate(data["events"]):
     if "request" in raw:
         previous = (i, resolve(raw["request"], previous, "c.jsonl", None, "r"))
         kept.append(previous[1])
-print(json.dumps([time.perf_counter() - t, tracemalloc.get_traced_memory()[1]]))
+print(json.dumps([time.process_time() - t, tracemalloc.get_traced_memory()[1]]))
 """
 
 
@@ -178,7 +178,7 @@ def test_steps_and_render_read_a_chain(tmp_path: Path) -> None:
     for argv in (["steps", str(path)], ["render", str(path), "--step", "3000"]):
         run = run_cli(argv, tmp_path / "peak")
         assert run.code == 0, run.stderr
-        assert run.seconds < SECONDS and run.peak_bytes < PEAK_BYTES, (argv, run)
+        assert 0 <= run.cpu_seconds < SECONDS and run.peak_bytes < PEAK_BYTES, (argv, run)
     assert "turn 2999" in run.stdout and "turn 0" in run.stdout
 
 
@@ -187,7 +187,7 @@ def test_an_analysis_past_its_work_bound_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text(keep_chain(20_000), "utf-8")
     run = run_cli(["analyze", str(path)], tmp_path / "peak")
-    assert run.code == 2 and run.seconds < SECONDS and run.peak_bytes < PEAK_BYTES
+    assert run.code == 2 and 0 <= run.cpu_seconds < SECONDS and run.peak_bytes < PEAK_BYTES
     assert run.stderr.strip().splitlines() == [
         f"error: {path}:2002: events[2000].request: an analysis reads every request whole, "
         "more than 2,000,000 blocks in all once keep is resolved; split the session (steps "
