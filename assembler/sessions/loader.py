@@ -188,7 +188,8 @@ def _recorded(
             line=line,
             field=f"{where}.blocks",
         )
-    counts = kept_counts(before, keep)
+    start = kept_counts(before, keep)
+    counts = dict(start)
     tail: list[RecordedBlock] = []
     for i, b in enumerate(raw["blocks"]):
         n = counts.get(b["section"], 0)
@@ -201,20 +202,23 @@ def _recorded(
                 field=f"{where}.blocks[{i}].ttl",
             )
         tail.append(
-            RecordedBlock(
-                section=b["section"],
-                name=b.get("name", f"{b['section']}[{n}]"),
-                text=b.get("text", ""),
-                role=b.get("role", "user"),
-                layer=b.get("layer"),
-                tokens=b.get("tokens"),
-                breakpoint=b.get("breakpoint", False),
-                inferred=b.get("inferred", False),
-                ttl=b.get("ttl"),
-                warm=b.get("warm", False),
+            built(
+                RecordedBlock,
+                {
+                    "section": b["section"],
+                    "name": b.get("name", f"{b['section']}[{n}]"),
+                    "text": b.get("text", ""),
+                    "role": b.get("role", "user"),
+                    "layer": b.get("layer"),
+                    "tokens": b.get("tokens"),
+                    "breakpoint": b.get("breakpoint", False),
+                    "inferred": b.get("inferred", False),
+                    "ttl": b.get("ttl"),
+                    "warm": b.get("warm", False),
+                },
             )
         )
-    return RecordedRequest(tuple(tail), before, keep, marks, hours)
+    return RecordedRequest(tuple(tail), before, keep, marks, hours, start)
 
 
 def _llm(

@@ -160,7 +160,9 @@ class RecordedRequest(Sequence[RecordedBlock]):
         keep: int = 0,
         marks: frozenset[int] = frozenset(),
         hour_marks: frozenset[int] = frozenset(),
+        start: Mapping[str, int] | None = None,
     ) -> None:
+        """``start``: ``kept_counts(previous, keep)`` where the caller has it already."""
         previous = _owner(previous, keep)
         self._previous = previous
         self._keep = keep
@@ -173,7 +175,8 @@ class RecordedRequest(Sequence[RecordedBlock]):
         # the last block of the prefix that was cached before this request was sent (-1: none)
         self.warm_end = max((keep + i for i, b in enumerate(tail) if b.warm), default=-1)
         # per section, how many of its blocks come before each tail position (default names)
-        start = kept_counts(previous, keep)
+        if start is None:
+            start = kept_counts(previous, keep)
         counts = {name: [n] for name, n in start.items()}
         for i, b in enumerate(tail):
             if b.section not in counts:

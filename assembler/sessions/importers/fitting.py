@@ -39,17 +39,20 @@ def fit_texts(data: dict[str, Any], count: TokenCount) -> tuple[str, ...]:
     stack: list[tuple[dict[str, Any] | list[Any], Link]] = [(data, None)]
     while stack:  # a field's path is spelled only for a text that is cut
         node, link = stack.pop()
-        items = enumerate(node) if isinstance(node, list) else list(node.items())
-        for key, value in items:
+        long: list[tuple[Any, str]] = []  # cut after the walk of the node: it may grow a key
+        pairs = enumerate(node) if isinstance(node, list) else node.items()
+        for key, value in pairs:
             kind = type(value)
             if kind is str:
                 if len(value) > MAX_FIELD_CHARS:
-                    if key == "text" and type(node) is dict and "section" in node:
-                        node.setdefault("tokens", count(value))  # a block keeps its size
-                    node[key] = _cut(value)  # type: ignore[index]
-                    cut.append((_field(link, key), len(value)))
+                    long.append((key, value))
             elif kind is dict or kind is list:
                 stack.append((value, (link, key)))
+        for key, value in long:
+            if key == "text" and type(node) is dict and "section" in node:
+                node.setdefault("tokens", count(value))  # a block keeps its size
+            node[key] = _cut(value)
+            cut.append((_field(link, key), len(value)))
     if not cut:
         return ()
     field, size = max(cut, key=lambda c: c[1])
