@@ -61,10 +61,23 @@ def fits(obj: Any, spec: Spec) -> bool:
     kinds = spec.fields
     for key, v in obj.items():
         kind = kinds[key]
-        if kind is TEXT:
+        if type(kind) is not int:  # an enum of strings, or a check of its own
+            if type(kind) is frozenset:
+                if type(v) is not str or v not in kind:
+                    return False
+            elif not kind(v):  # type: ignore[operator]  # the remaining kind: a callable
+                return False
+        # the integer kinds, the most frequent first
+        elif kind is TEXT:
             if type(v) is not str or not (
                 len(v) <= MAX_FIELD_CHARS and (v.isascii() or not SURROGATE.search(v))
             ):
+                return False
+        elif kind is INT0:
+            if type(v) is not int or not 0 <= v <= MAX_INT:
+                return False
+        elif kind is BOOL:
+            if type(v) is not bool:
                 return False
         elif kind is NAME:
             if type(v) is not str or not (
@@ -77,28 +90,16 @@ def fits(obj: Any, spec: Spec) -> bool:
         elif kind is REF:
             if not (_text(v) and v):
                 return False
-        elif kind is INT0:
-            if type(v) is not int or not 0 <= v <= MAX_INT:
+        elif kind is TEXT_OR_NULL:
+            if v is not None and not _text(v):
                 return False
         elif kind is INT1:
             if type(v) is not int or not 1 <= v <= MAX_INT:
                 return False
-        elif kind is BOOL:
-            if type(v) is not bool:
-                return False
-        elif kind is TEXT_OR_NULL:
-            if v is not None and not _text(v):
-                return False
         elif kind is INT0_OR_NULL:
             if v is not None and (type(v) is not int or not 0 <= v <= MAX_INT):
                 return False
-        elif kind is INT1_OR_NULL:
-            if v is not None and (type(v) is not int or not 1 <= v <= MAX_INT):
-                return False
-        elif type(kind) is frozenset:
-            if type(v) is not str or v not in kind:
-                return False
-        elif not kind(v):  # type: ignore[operator]  # the remaining kind: a callable
+        elif v is not None and (type(v) is not int or not 1 <= v <= MAX_INT):  # INT1_OR_NULL
             return False
     return True
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Container, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -138,6 +139,14 @@ def _kept_marks(
     return frozenset(raw.get(name, []))
 
 
+#: The recorded block's fields that have a default: a block read is these and its own keys.
+_BLOCK_DEFAULTS: dict[str, Any] = {
+    f.name: f.default
+    for f in dataclasses.fields(RecordedBlock)
+    if f.default is not dataclasses.MISSING
+}
+
+
 def _recorded(
     raw: Mapping[str, Any], previous: Previous, source: str, line: int | None, where: str
 ) -> RecordedRequest:
@@ -192,8 +201,9 @@ def _recorded(
     counts = dict(start)
     tail: list[RecordedBlock] = []
     for i, b in enumerate(raw["blocks"]):
-        n = counts.get(b["section"], 0)
-        counts[b["section"]] = n + 1
+        section = b["section"]
+        n = counts.get(section, 0)
+        counts[section] = n + 1
         if "ttl" in b and not b.get("breakpoint"):
             raise SessionError(
                 source,
@@ -201,23 +211,10 @@ def _recorded(
                 line=line,
                 field=f"{where}.blocks[{i}].ttl",
             )
-        tail.append(
-            built(
-                RecordedBlock,
-                {
-                    "section": b["section"],
-                    "name": b.get("name", f"{b['section']}[{n}]"),
-                    "text": b.get("text", ""),
-                    "role": b.get("role", "user"),
-                    "layer": b.get("layer"),
-                    "tokens": b.get("tokens"),
-                    "breakpoint": b.get("breakpoint", False),
-                    "inferred": b.get("inferred", False),
-                    "ttl": b.get("ttl"),
-                    "warm": b.get("warm", False),
-                },
-            )
-        )
+        fields = {**_BLOCK_DEFAULTS, **b}  # validated: a block's keys are its fields
+        if "name" not in b:
+            fields["name"] = f"{section}[{n}]"
+        tail.append(built(RecordedBlock, fields))
     return RecordedRequest(tuple(tail), before, keep, marks, hours, start)
 
 
