@@ -4,13 +4,14 @@ a block's line diff against the previous step (escaped), and the request as sent
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from app_helpers import ROOT, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
 from ui.views import step_blocks
-from ui.views.step_blocks import DETAIL_OPEN, choice_key
+from ui.views.step_blocks import DETAIL_OPEN
 
 FIX = ROOT / "tests" / "sessions" / "importers" / "fixtures" / "claude_code"
 FILES = [FIX / "session.jsonl", FIX / "subagents" / "agent-a1b2c3.jsonl"]
@@ -88,10 +89,10 @@ def test_a_block_shows_its_line_diff_against_the_previous_step() -> None:
     at.query_params["step"] = "2"
     at.run()
     assert not at.exception and not at.error
-    assert not _picker(at)  # closed: its content is not built
+    assert not _pickers(at)  # closed: its content is not built
     at.session_state[DETAIL_OPEN] = True
     at.run()
-    at.selectbox(key=choice_key(2)).select("call_tree").run()
+    _picker(at, 2).select("call_tree").run()
     page = _html(at)
     assert 'class="cai-add"' in page  # step 2 appended to the tree
     assert "+" in page.split('class="cai-diffsum"')[1][:20]
@@ -99,8 +100,14 @@ def test_a_block_shows_its_line_diff_against_the_previous_step() -> None:
     assert "&lt;script&gt;" in page and "<script>window" not in page
 
 
-def _picker(at: AppTest) -> list[object]:
+def _pickers(at: AppTest) -> list[Any]:
     return [w for w in at.selectbox if str(w.key).startswith("block_text_choice")]
+
+
+def _picker(at: AppTest, step: int) -> Any:
+    """The Block picker of ``step`` (its key names the step and the block shown)."""
+    (picker,) = [w for w in _pickers(at) if str(w.key).startswith(f"block_text_choice_{step}_")]
+    return picker
 
 
 def test_the_picked_block_stays_while_the_detail_is_closed_and_steps_move() -> None:
@@ -108,13 +115,13 @@ def test_the_picked_block_stays_while_the_detail_is_closed_and_steps_move() -> N
     at.run()
     at.session_state[DETAIL_OPEN] = True
     at.run()
-    at.selectbox(key=choice_key(3)).select("tools").run()
+    _picker(at, 3).select("tools").run()
     at.session_state[DETAIL_OPEN] = False
     at.button(key="next").click().run()
-    assert not _picker(at) and at.subheader[0].value == "Step 4 / 21"
+    assert not _pickers(at) and at.subheader[0].value == "Step 4 / 21"
     at.session_state[DETAIL_OPEN] = True
     at.run()
-    assert at.selectbox(key=choice_key(4)).value == "tools"
+    assert _picker(at, 4).value == "tools"
     assert not at.exception and not at.error
 
 

@@ -10,8 +10,6 @@ from typing import Any
 from app_helpers import new_app
 from streamlit.testing.v1 import AppTest
 
-from ui.views.step_blocks import choice_key
-
 PAGE = "pages/7_Live.py"
 
 
@@ -153,8 +151,16 @@ def tool(name: str) -> dict[str, Any]:
 
 
 def request_picker(at: AppTest) -> Any:
-    """The Request picker (its key names the newest request: ``live_view.picker_key``)."""
+    """The Request picker (its key names the newest request and the one shown:
+    ``live_view.picker_key``)."""
     (picker,) = [w for w in at.selectbox if str(w.key).startswith("live_request:")]
+    return picker
+
+
+def block_picker(at: AppTest, step: int) -> Any:
+    """The Block picker of ``step`` (its key names the step and the block shown:
+    ``step_blocks.choice_key``)."""
+    (picker,) = [w for w in at.selectbox if str(w.key).startswith(f"block_text_choice_{step}_")]
     return picker
 
 
@@ -180,11 +186,11 @@ def test_any_request_as_its_step_with_the_diff_against_the_one_before(tmp_path: 
     picker.select(picker.options[0]).run()  # the list's first: the newest
     assert any("Step 3 of session s1" in c.value for c in at.caption)
     assert any("tools" in w.value for w in at.warning)  # the miss, named
-    blocks = at.selectbox(key=choice_key(3))
+    blocks = block_picker(at, 3)
     assert blocks.value == "tools[0] grep"  # the changed block first
     blocks.select("system[0]").run()
     assert "no line changed since the previous step" in html_of(at)
-    at.selectbox(key=choice_key(3)).select("tools[0] grep").run()
+    block_picker(at, 3).select("tools[0] grep").run()
     page = html_of(at)
     assert "cai-diffsum" in page and "The grep tool." in page.split('class="cai-diff"')[1]
     # an earlier request: its step, from the lines before it only

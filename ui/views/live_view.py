@@ -3,6 +3,7 @@ stack and the line diff of the step view (``ui.views.step_blocks``), beside its 
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import streamlit as st
@@ -18,17 +19,26 @@ PICKED = "_live_request_picked"
 PINNED = "_live_request_pinned"  # a request the user picked; else the newest is followed
 
 
-def picker_key(newest: str) -> str:
-    """The Request picker's key while ``newest`` is the newest request: a new widget when
-    a request arrives, so a value the browser sends for the picker it showed before (a
-    rerun that overtakes the redraw, the page refreshing itself) is never taken for a pick
-    that would stop the following."""
-    return f"live_request:{newest}"
+def picker_key(newest: str, shown: str) -> str:
+    """The Request picker's key while ``newest`` is the newest request and ``shown`` the one
+    shown: a new widget when a request arrives or another is picked, opened on ``shown`` by
+    its ``index``, so the browser's first value is the one shown. A value the browser sends
+    for the picker it showed before (a rerun that overtakes the redraw, the page refreshing
+    itself) is then never taken for a pick that would stop the following."""
+    digest = hashlib.sha1(f"{newest}\n{shown}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"live_request:{digest[:16]}"
+
+
+#: The key of the Request picker the last run drew: the only one whose change is a pick.
+DRAWN = "_live_request_drawn"
 
 
 def _pin(key: str, newest: str) -> None:
-    st.session_state[PICKED] = st.session_state[key]
-    st.session_state[PINNED] = st.session_state[key] != newest
+    # a value for a picker the server no longer draws is the browser's echo, not a pick
+    # (``step_blocks._pick`` says how it comes)
+    if st.session_state.get(DRAWN) == key:
+        st.session_state[PICKED] = st.session_state[key]
+        st.session_state[PINNED] = st.session_state[key] != newest
 
 
 def _label(number: int, row: LiveRow) -> str:
@@ -67,12 +77,14 @@ def request_step(follower: LogFollower, rows: list[LiveRow]) -> None:
     picked = st.session_state.get(PICKED)
     if picked == labels[0] or picked not in by_label or not st.session_state.get(PINNED):
         st.session_state[PICKED], st.session_state[PINNED] = labels[0], False
-    key = picker_key(labels[0])
-    st.session_state[key] = st.session_state[PICKED]
+    shown = st.session_state[PICKED]
+    key = picker_key(labels[0], shown)
+    st.session_state[DRAWN] = key
     st.markdown("#### :material/stacks: A request as its step")
     chosen = st.selectbox(
         "Request",
         labels,
+        index=labels.index(shown),
         key=key,
         on_change=_pin,
         args=(key, labels[0]),

@@ -6,6 +6,7 @@ Pages only draw: folding, the line diff and the wire JSON come from ``assembler.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import streamlit as st
@@ -110,15 +111,26 @@ DETAIL_OPEN = "block_detail_open"
 PICKED = "_block_text_picked"
 
 
-def choice_key(step: int) -> str:
-    """The Block picker's key at ``step``: one widget per step, so a value the browser sent
-    for the step shown before (a rerun that overtakes the page's redraw, as the Live page's
-    following does) is never taken for a pick on this one."""
-    return f"block_text_choice_{step}"
+def choice_key(step: int, shown: str) -> str:
+    """The Block picker's key at ``step`` opening on block ``shown``: a new widget whenever the
+    block it opens on changes, opened by its ``index``, so the browser's first value is the
+    one shown (no value is set into the widget's state for a rerun to overtake)."""
+    digest = hashlib.sha1(shown.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"block_text_choice_{step}_{digest}"
+
+
+#: The key of the Block picker the last run drew: the only one whose change is a pick.
+DRAWN = "_block_text_drawn"
 
 
 def _pick(key: str) -> None:
-    st.session_state[PICKED] = st.session_state[key]
+    # A rerun the browser sends before it has drawn the last run carries the values of the
+    # picker it still shows, one the server no longer draws; Streamlit takes such a value for
+    # a change and calls back (measured on the Live page under load: step 1's picker, echoed
+    # after step 2 was drawn, pinned "system[0]" on every later step). Only the picker drawn
+    # last is the user's.
+    if st.session_state.get(DRAWN) == key:
+        st.session_state[PICKED] = st.session_state[key]
 
 
 def block_detail(a: SessionAnalysis, s: StepAnalysis) -> None:
@@ -128,11 +140,13 @@ def block_detail(a: SessionAnalysis, s: StepAnalysis) -> None:
         return
     changed = [b.name for b in s.blocks if b.change in ("changed", "released", "new")]
     picked = st.session_state.get(PICKED)
-    key = choice_key(s.step)
-    st.session_state[key] = picked if picked in names else changed[0] if changed else names[0]
+    shown = picked if picked in names else changed[0] if changed else names[0]
+    key = choice_key(s.step, shown)
+    st.session_state[DRAWN] = key
     chosen = st.selectbox(
         "Block",
         names,
+        index=names.index(shown),
         key=key,
         on_change=_pick,
         args=(key,),
