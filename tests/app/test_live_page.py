@@ -153,7 +153,7 @@ def tool(name: str) -> dict[str, Any]:
 def request_picker(at: AppTest) -> Any:
     """The Request picker (its key names the newest request and the one shown:
     ``live_view.picker_key``)."""
-    (picker,) = [w for w in at.selectbox if str(w.key).startswith("live_request:")]
+    (picker,) = [w for w in at.selectbox if str(w.key).startswith("live_request_")]
     return picker
 
 

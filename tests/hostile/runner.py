@@ -35,9 +35,9 @@ ADDRESS_CEILING = 3 * 1024 * 1024 * 1024
 # The child writes its own peak resident size on the way out: VmHWM, the high-water mark
 # of its own address space. Not ru_maxrss: Linux keeps that across exec, so a child
 # forked from a large test process would report the parent's size.
-DRIVER = """
-import atexit, os, resource, sys
-def _peak():
+MEASURE = """
+import resource
+def write_measure(path):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     try:
         with open("/proc/self/status") as status:
@@ -50,18 +50,26 @@ def _peak():
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
         usage = resource.getrusage(who)
         cpu += usage.ru_utime + usage.ru_stime
-    with open(os.environ["HOSTILE_PEAK_FILE"], "w") as f:
+    with open(path, "w") as f:
         f.write(f"{peak} {cpu}")
-atexit.register(_peak)
+"""
+DRIVER = (
+    MEASURE
+    + """
+import atexit, os, sys
+atexit.register(write_measure, os.environ["HOSTILE_PEAK_FILE"])
 from assembler.cli import main
 sys.exit(main(sys.argv[1:]))
 """
+)
 
 
 # The fork server: it imports what the commands import (not their data: a child loads
 # the tokenizer's ranks and the prices itself, as a fresh process does), then forks one
 # child per job it reads on stdin, answering {"pid"} at once and {"code"} at the end.
-SERVER = """
+SERVER = (
+    MEASURE
+    + """
 import atexit, io, json, os, resource, sys, traceback
 from assembler.cli import main as cli_main
 for name in json.loads(sys.argv[1]):
@@ -69,18 +77,6 @@ for name in json.loads(sys.argv[1]):
         __import__(name)
     except Exception:
         pass
-
-def peak_and_cpu():
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                peak = int(line.split()[1]) * 1024
-    cpu = 0.0
-    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-        usage = resource.getrusage(who)
-        cpu += usage.ru_utime + usage.ru_stime
-    return peak, cpu
 
 def child(job):
     code = 1
@@ -121,9 +117,7 @@ def child(job):
             atexit._run_exitfuncs()
             sys.stdout.flush()
             sys.stderr.flush()
-            peak, cpu = peak_and_cpu()
-            with open(job["peak"], "w") as f:
-                f.write(f"{peak} {cpu}")
+            write_measure(job["peak"])
         finally:
             os._exit(code)
 
@@ -136,6 +130,7 @@ for line in sys.stdin:
     _, status = os.waitpid(pid, 0)
     print(json.dumps({"code": os.waitstatus_to_exitcode(status)}), flush=True)
 """
+)
 #: What the server imports before it forks: the modules the commands import on their
 #: way (measured over analyze, steps, render, lint, recommend, usage and import).
 WARM = (
@@ -172,12 +167,11 @@ class _Server:
     @classmethod
     def get(cls) -> subprocess.Popen[str]:
         if cls.process is None or cls.process.poll() is not None:
-            env = {**os.environ, "PYTHONPATH": str(ROOT)}
             cls.process = subprocess.Popen(
                 [sys.executable, "-c", SERVER, json.dumps(WARM)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                env=env,
+                env=_child_env(),
                 cwd=ROOT,
                 text=True,
             )
@@ -205,7 +199,7 @@ def _forked(args: list[str], peak_file: Path, timeout: float) -> Run:
     err_file = peak_file.with_name(peak_file.name + ".stderr")
     job = {
         "argv": args,
-        "env": {**os.environ, "PYTHONPATH": str(ROOT)},
+        "env": _child_env(),
         "cwd": os.getcwd(),
         "out": str(out_file),
         "err": str(err_file),
@@ -228,8 +222,7 @@ def _forked(args: list[str], peak_file: Path, timeout: float) -> Run:
     err = err_file.read_text("utf-8", errors="replace")
     out_file.unlink()
     err_file.unlink()
-    peak, cpu = peak_file.read_text().split() if peak_file.exists() else ("-1", "-1")
-    return Run(ended["code"], out, err, seconds, int(peak), float(cpu))
+    return _run(ended["code"], out, err, seconds, peak_file)
 
 
 @dataclass(frozen=True)
@@ -240,6 +233,16 @@ class Run:
     seconds: float
     peak_bytes: int
     cpu_seconds: float = -1.0  # user + system, workers included: what the run cost
+
+
+def _child_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _run(code: int, out: str, err: str, seconds: float, peak_file: Path) -> Run:
+    """The run, with the peak and CPU its child wrote (``-1``: it died before writing)."""
+    peak, cpu = peak_file.read_text().split() if peak_file.exists() else ("-1", "-1")
+    return Run(code, out, err, seconds, int(peak), float(cpu))
 
 
 def _limit() -> None:
@@ -257,7 +260,7 @@ def run_cli(
     peak_file.unlink(missing_ok=True)
     if not prefix:
         return _forked(args, peak_file, timeout)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOSTILE_PEAK_FILE": str(peak_file)}
+    env = {**_child_env(), "HOSTILE_PEAK_FILE": str(peak_file)}
     start = time.monotonic()
     child = subprocess.Popen(
         [*prefix, sys.executable, "-c", DRIVER, *args],
@@ -275,5 +278,4 @@ def run_cli(
         child.kill()
         out, err = child.communicate()
     seconds = time.monotonic() - start
-    peak, cpu = peak_file.read_text().split() if peak_file.exists() else ("-1", "-1")
-    return Run(child.returncode, out, err, seconds, int(peak), float(cpu))
+    return _run(child.returncode, out, err, seconds, peak_file)

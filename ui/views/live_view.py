@@ -3,7 +3,6 @@ stack and the line diff of the step view (``ui.views.step_blocks``), beside its 
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import streamlit as st
@@ -12,6 +11,7 @@ from assembler.analysis.app import header_sentence
 from assembler.errors import UsageError
 from assembler.live.follow import LiveRow, LogFollower
 from assembler.live.replay import Replayed, replay
+from ui import picks
 from ui.html import literal, md
 from ui.views import step_blocks
 
@@ -21,22 +21,16 @@ PINNED = "_live_request_pinned"  # a request the user picked; else the newest is
 
 def picker_key(newest: str, shown: str) -> str:
     """The Request picker's key while ``newest`` is the newest request and ``shown`` the one
-    shown: a new widget when a request arrives or another is picked, opened on ``shown`` by
-    its ``index``, so the browser's first value is the one shown. A value the browser sends
-    for the picker it showed before (a rerun that overtakes the redraw, the page refreshing
-    itself) is then never taken for a pick that would stop the following."""
-    digest = hashlib.sha1(f"{newest}\n{shown}".encode("utf-8", "surrogatepass")).hexdigest()
-    return f"live_request:{digest[:16]}"
+    shown (``picks.key``): a new widget when a request arrives or another is picked."""
+    return picks.key("live_request", newest, shown)
 
 
-#: The key of the Request picker the last run drew: the only one whose change is a pick.
+#: The slot holding the key of the Request picker the last run drew (``ui.picks``).
 DRAWN = "_live_request_drawn"
 
 
 def _pin(key: str, newest: str) -> None:
-    # a value for a picker the server no longer draws is the browser's echo, not a pick
-    # (``step_blocks._pick`` says how it comes)
-    if st.session_state.get(DRAWN) == key:
+    if picks.is_drawn(DRAWN, key):  # else the browser's echo of an earlier picker
         st.session_state[PICKED] = st.session_state[key]
         st.session_state[PINNED] = st.session_state[key] != newest
 
@@ -79,7 +73,7 @@ def request_step(follower: LogFollower, rows: list[LiveRow]) -> None:
         st.session_state[PICKED], st.session_state[PINNED] = labels[0], False
     shown = st.session_state[PICKED]
     key = picker_key(labels[0], shown)
-    st.session_state[DRAWN] = key
+    picks.drawn(DRAWN, key)
     st.markdown("#### :material/stacks: A request as its step")
     chosen = st.selectbox(
         "Request",

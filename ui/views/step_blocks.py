@@ -6,7 +6,6 @@ Pages only draw: folding, the line diff and the wire JSON come from ``assembler.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import streamlit as st
@@ -21,7 +20,7 @@ from assembler.analysis.app import (
 )
 from assembler.analysis.engine import SessionAnalysis, StepAnalysis, wire_format, wire_json
 from assembler.sessions.model import LLMCall, Session
-from ui import html
+from ui import html, picks
 
 STATES = {"read": "read", "write": "written", "uncached": "uncached"}
 RECORDED_NOTE = (
@@ -112,24 +111,16 @@ PICKED = "_block_text_picked"
 
 
 def choice_key(step: int, shown: str) -> str:
-    """The Block picker's key at ``step`` opening on block ``shown``: a new widget whenever the
-    block it opens on changes, opened by its ``index``, so the browser's first value is the
-    one shown (no value is set into the widget's state for a rerun to overtake)."""
-    digest = hashlib.sha1(shown.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"block_text_choice_{step}_{digest}"
+    """The Block picker's key at ``step`` opening on block ``shown`` (``picks.key``)."""
+    return picks.key(f"block_text_choice_{step}", shown)
 
 
-#: The key of the Block picker the last run drew: the only one whose change is a pick.
+#: The slot holding the key of the Block picker the last run drew (``ui.picks``).
 DRAWN = "_block_text_drawn"
 
 
 def _pick(key: str) -> None:
-    # A rerun the browser sends before it has drawn the last run carries the values of the
-    # picker it still shows, one the server no longer draws; Streamlit takes such a value for
-    # a change and calls back (measured on the Live page under load: step 1's picker, echoed
-    # after step 2 was drawn, pinned "system[0]" on every later step). Only the picker drawn
-    # last is the user's.
-    if st.session_state.get(DRAWN) == key:
+    if picks.is_drawn(DRAWN, key):  # else the browser's echo of an earlier picker
         st.session_state[PICKED] = st.session_state[key]
 
 
@@ -142,7 +133,7 @@ def block_detail(a: SessionAnalysis, s: StepAnalysis) -> None:
     picked = st.session_state.get(PICKED)
     shown = picked if picked in names else changed[0] if changed else names[0]
     key = choice_key(s.step, shown)
-    st.session_state[DRAWN] = key
+    picks.drawn(DRAWN, key)
     chosen = st.selectbox(
         "Block",
         names,
