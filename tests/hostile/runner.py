@@ -162,10 +162,10 @@ WARM = (
 class _Server:
     """The fork server of this test process, started on first use."""
 
-    process: subprocess.Popen[str] | None = None
+    process: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def get(cls) -> subprocess.Popen[str]:
+    def get(cls) -> subprocess.Popen[bytes]:
         if cls.process is None or cls.process.poll() is not None:
             cls.process = subprocess.Popen(
                 [sys.executable, "-c", SERVER, json.dumps(WARM)],
@@ -173,14 +173,17 @@ class _Server:
                 stdout=subprocess.PIPE,
                 env=_child_env(),
                 cwd=ROOT,
-                text=True,
+                bufsize=0,  # raw pipes: ``select`` sees every answer not yet read
             )
             atexit.register(cls.process.kill)
         return cls.process
 
 
-def _reply(out: IO[str], deadline: float | None) -> dict[str, Any] | None:
-    """The server's next answer; None past ``deadline`` (monotonic)."""
+def _reply(out: IO[bytes], deadline: float | None) -> dict[str, Any] | None:
+    """The server's next answer; None past ``deadline`` (monotonic). The pipe is unbuffered
+    (a raw ``readline`` reads up to the newline only): with a buffered one, both answers of
+    a quick child arrived in one read, ``select`` saw nothing left and the second answer
+    waited out the whole timeout (CI: a 0.02 s run reported after 60 s)."""
     if deadline is not None:
         wait = max(0.0, deadline - time.monotonic())
         if not select.select([out], [], [], wait)[0]:
@@ -207,8 +210,9 @@ def _forked(args: list[str], peak_file: Path, timeout: float) -> Run:
         "ceiling": ADDRESS_CEILING,
     }
     start = time.monotonic()
-    server.stdin.write(json.dumps(job) + "\n")
-    server.stdin.flush()
+    message = memoryview(json.dumps(job).encode() + b"\n")
+    while message:  # a raw write may take part of it
+        message = message[server.stdin.write(message) or 0 :]
     started = _reply(server.stdout, None)
     assert started is not None
     ended = _reply(server.stdout, start + timeout)
