@@ -7,16 +7,21 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx
-import openai
 import pytest
 from fake_upstream import FakeUpstream
 from proxy_process import RunningProxy, running_proxy
+from sdks import Lazy
 
 from scripts.app_server import free_port
+
+if TYPE_CHECKING:
+    import anthropic
+    import openai
+else:
+    anthropic, openai = Lazy("anthropic"), Lazy("openai")
 
 SYSTEM = [
     {

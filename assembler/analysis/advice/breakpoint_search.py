@@ -14,7 +14,7 @@ request, summed) cannot beat the best set found.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -99,6 +99,16 @@ def _better(usd: float, read: float, best: tuple[float, float]) -> bool:
     return usd < best[0] - 1e-11 or (abs(usd - best[0]) <= 1e-11 and read > best[1])
 
 
+def child_slices(k: int, steps: int) -> Iterator[tuple[slice, Bools]]:
+    """The ``k`` children of a node in slices, each with its (child, next boundary, 1) mask of
+    the boundaries after the child: one array operation bounds a slice of children, and a
+    long trace never holds more than about a million numbers at once."""
+    after = np.arange(k)[None, :, None] > np.arange(k)[:, None, None]
+    size = max(1, (1 << 20) // (k * steps or 1))
+    for lo in range(0, k, size):
+        yield slice(lo, lo + size), after[lo : lo + size]
+
+
 def search(trace: Trace, ttl: str, limit: int) -> Choice:
     """The cheapest set of at most ``limit`` boundaries, ties to the higher hit ratio."""
     n = len(trace.names)
@@ -113,33 +123,40 @@ def search(trace: Trace, ttl: str, limit: int) -> Choice:
     # the bound assumes a write costs at least an uncached token; otherwise search everything
     bounded = bool((trace.write_rate[ttl] >= trace.uncached_rate).all())
 
-    def bound(h: Floats, m: Floats, start: int) -> float:
-        now = _cost(trace, ttl, h, m)
+    def bounds(hs: Floats, ms: Floats, costs: Floats, start: int) -> list[float]:
+        """Per child (boundary ``start + i`` added, giving ``hs[i]``, ``ms[i]`` and the cost
+        per request ``costs[i]``): the least it or one more boundary after it can cost."""
         if not bounded:
-            return -np.inf
-        if start >= n:
-            return float(now.sum())
-        tail = read_here[start:]
-        hh = np.maximum(h, tail)
-        mm = np.maximum(m, trace.cum[start:])
-        options = np.where(tail >= 0, _cost(trace, ttl, hh, mm), np.inf)
-        return float(np.minimum(now, options.min(axis=0)).sum())
+            return [-np.inf] * len(hs)
+        tail, cum = read_here[start:], trace.cum[start:]
+        least = costs.copy()
+        for rows, after in child_slices(len(hs), trace.steps):
+            hh = np.maximum(hs[rows, None, :], tail)
+            mm = np.maximum(ms[rows, None, :], cum)
+            options = np.where(after & (tail >= 0), _cost(trace, ttl, hh, mm), np.inf)
+            np.minimum(least[rows], options.min(axis=1), out=least[rows])
+        return least.sum(axis=1).tolist()  # type: ignore[no-any-return]
 
     def visit(chosen: tuple[int, ...], h: Floats, m: Floats, start: int) -> None:
         nonlocal best, best_set, nodes
         nodes += 1
-        if len(chosen) == limit:
+        if len(chosen) == limit or start >= n:
             return
-        for c in range(start, n):
-            h2 = np.maximum(h, reads[c])
-            m2 = np.maximum(m, trace.cum[c])
-            usd = float(_cost(trace, ttl, h2, m2).sum())
-            read = float(h2.sum())
+        # every next boundary at once: one array operation per level instead of per child
+        hs = np.maximum(h, reads[start:])
+        ms = np.maximum(m, trace.cum[start:])
+        costs = _cost(trace, ttl, hs, ms)
+        usds = costs.sum(axis=1).tolist()
+        read_sums = hs.sum(axis=1).tolist()
+        deeper = len(chosen) + 1 < limit
+        least = bounds(hs, ms, costs, start) if deeper else []
+        for i, c in enumerate(range(start, n)):
+            usd, read = usds[i], read_sums[i]
             new = (*chosen, c)
             if _better(usd, read, best):
                 best, best_set = (usd, read), new
-            if len(new) < limit and bound(h2, m2, c + 1) < best[0] - 1e-11:
-                visit(new, h2, m2, c + 1)
+            if deeper and least[i] < best[0] - 1e-11:
+                visit(new, hs[i], ms[i], c + 1)
 
     if limit > 0 and n:
         visit((), h0, m0, 0)

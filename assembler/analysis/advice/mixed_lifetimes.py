@@ -16,7 +16,7 @@ from itertools import combinations, pairwise, product
 
 import numpy as np
 
-from assembler.analysis.advice.breakpoint_search import Floats, Trace
+from assembler.analysis.advice.breakpoint_search import Floats, Trace, child_slices
 
 HOUR, FIVE = "1h", "5m"
 
@@ -84,37 +84,52 @@ def search_mixed(trace: Trace, limit: int) -> MixedChoice:
         (trace.write_rate[FIVE] >= trace.uncached_rate).all()
         and (trace.write_rate[HOUR] >= trace.write_rate[FIVE]).all()
     )
-    reads = {t: np.where(trace.read(t) > 0, trace.read(t), -1.0) for t in (HOUR, FIVE)}
+    marked = {t: trace.read(t) for t in (HOUR, FIVE)}
+    reads = {t: np.where(marked[t] > 0, marked[t], -1.0) for t in (HOUR, FIVE)}
 
-    def bound(h: Floats, m1: Floats, m: Floats, start: int, hour_ok: bool) -> float:
-        now = _cost(trace, h, m1, m)
+    def bounds(
+        hs: Floats, m1s: Floats, ms: Floats, costs: Floats, start: int, hour_ok: bool
+    ) -> list[float]:
+        """Per child (boundary ``start + i`` marked, giving ``hs[i]``, ``m1s[i]``, ``ms[i]``
+        and the cost per request ``costs[i]``): the least it or one more mark can cost."""
         if not bounded:
-            return -np.inf
-        if start >= n:
-            return float(now.sum())
-        best_step = now
+            return [-np.inf] * len(hs)
+        least = costs.copy()
+        cum = trace.cum[start:]
         for ttl in (HOUR, FIVE) if hour_ok else (FIVE,):
-            tail, cum = reads[ttl][start:], trace.cum[start:]
-            hh, mm = np.maximum(h, tail), np.maximum(m, cum)
-            mm1 = np.maximum(m1, cum) if ttl == HOUR else m1
-            options = np.where(tail >= 0, _cost(trace, hh, mm1, mm), np.inf)
-            best_step = np.minimum(best_step, options.min(axis=0))
-        return float(best_step.sum())
+            tail = reads[ttl][start:]
+            for rows, after in child_slices(len(hs), trace.steps):
+                hh, mm = np.maximum(hs[rows, None, :], tail), np.maximum(ms[rows, None, :], cum)
+                mm1 = np.maximum(m1s[rows, None, :], cum) if ttl == HOUR else m1s[rows, None, :]
+                options = np.where(after & (tail >= 0), _cost(trace, hh, mm1, mm), np.inf)
+                np.minimum(least[rows], options.min(axis=1), out=least[rows])
+        return least.sum(axis=1).tolist()  # type: ignore[no-any-return]
 
     def visit(
         chosen: tuple[tuple[int, str], ...], h: Floats, m1: Floats, m: Floats, start: int
     ) -> None:
         nonlocal best_usd, best
+        if start >= n:
+            return
         hour_ok = not chosen or chosen[-1][1] == HOUR
-        for c in range(start, n):
-            for ttl in (HOUR, FIVE) if hour_ok else (FIVE,):
-                h2, m12, m2 = _add(trace, c, ttl, h, m1, m)
-                usd = float(_cost(trace, h2, m12, m2).sum())
+        # every next boundary under each lifetime at once, one array operation per lifetime
+        cum = trace.cum[start:]
+        ms = np.maximum(m, cum)
+        deeper = len(chosen) + 1 < limit
+        per_ttl = {}
+        for ttl in (HOUR, FIVE) if hour_ok else (FIVE,):
+            hs = np.maximum(h, marked[ttl][start:])
+            m1s = np.maximum(m1, cum) if ttl == HOUR else np.broadcast_to(m1, ms.shape)
+            costs = _cost(trace, hs, m1s, ms)
+            least = bounds(hs, m1s, ms, costs, start, ttl == HOUR) if deeper else []
+            per_ttl[ttl] = (hs, m1s, costs.sum(axis=1).tolist(), least)
+        for i, c in enumerate(range(start, n)):
+            for ttl, (hs, m1s, usds, least) in per_ttl.items():
                 new = (*chosen, (c, ttl))
-                if usd < best_usd - 1e-11:
-                    best_usd, best = usd, new
-                if len(new) < limit and bound(h2, m12, m2, c + 1, ttl == HOUR) < best_usd - 1e-11:
-                    visit(new, h2, m12, m2, c + 1)
+                if usds[i] < best_usd - 1e-11:
+                    best_usd, best = usds[i], new
+                if deeper and least[i] < best_usd - 1e-11:
+                    visit(new, hs[i], m1s[i], ms[i], c + 1)
 
     if limit > 0 and n:
         visit((), zero, zero, zero, 0)

@@ -17,7 +17,10 @@ from assembler.analysis.fleet.run import run_fleet
 from assembler.cli.main import main
 from assembler.sessions.generator import generate_session, write_session
 
-ray = pytest.importorskip("ray", reason="the fleet extra (make test installs it)")
+# ray is imported where a test runs (0.8 s of CPU): every test process collects this module
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None, reason="the fleet extra (make test installs it)"
+)
 
 N_SESSIONS = 200
 RUN_DEPENDENT = ("seconds", "workers", "worker_processes_used", "peak_worker_rss_mb")
@@ -25,6 +28,8 @@ RUN_DEPENDENT = ("seconds", "workers", "worker_processes_used", "peak_worker_rss
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
+    import ray
+
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
