@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.hostile.runner import cli_process
 
 SAMPLE = str(Path(__file__).parents[2] / "sample_sessions" / "research_agent.yaml")
 
@@ -20,9 +21,7 @@ EXPECTED = {
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assembler", *args], capture_output=True, text=True, check=False
-    )
+    return cli_process(*args)
 
 
 def test_components_json_lists_every_component_in_design_order() -> None:

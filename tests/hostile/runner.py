@@ -18,6 +18,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,6 +248,14 @@ def _run(code: int, out: str, err: str, seconds: float, peak_file: Path) -> Run:
     """The run, with the peak and CPU its child wrote (``-1``: it died before writing)."""
     peak, cpu = peak_file.read_text().split() if peak_file.exists() else ("-1", "-1")
     return Run(code, out, err, seconds, int(peak), float(cpu))
+
+
+def cli_process(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    """``python -m assembler ARGS`` from the current folder, as a process of its own forked
+    from the fork server: what a fresh interpreter returns, without its 0.4 s of imports."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run = run_cli(list(args), Path(tmp) / "peak", timeout=timeout)
+    return subprocess.CompletedProcess(list(args), run.code, run.stdout, run.stderr)
 
 
 def _limit() -> None:

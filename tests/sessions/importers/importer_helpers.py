@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,18 +13,13 @@ import yaml
 from assembler.sessions.loader import parse_session
 from assembler.sessions.model import Session
 from assembler.sessions.replay import Step, replay
+from tests.hostile.runner import cli_process
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CLAUDE = FIXTURES / "claude_code" / "session.jsonl"
 SUBAGENT = FIXTURES / "claude_code" / "subagents" / "agent-a1b2c3.jsonl"
 CODEX = FIXTURES / "codex" / "rollout-2026-03-12T14-00-00-019a9776.jsonl"
 REQUESTS = FIXTURES / "requests" / "proxy.jsonl"
-
-DRIVER = """
-import sys
-from assembler.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 
 def load(data: dict[str, Any]) -> Session:
@@ -49,9 +43,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", DRIVER, *args], capture_output=True, text=True, check=False
-    )
+    return cli_process(*args)
 
 
 def texts(step: Step) -> list[str]:
