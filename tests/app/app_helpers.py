@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
+from typing import Any
 
 from streamlit.components.v2.component_manager import BidiComponentManager
 from streamlit.testing.v1 import AppTest
@@ -42,6 +43,19 @@ def new_app(**query: str) -> AppTest:
     for key, value in query.items():
         at.query_params[key] = value
     return at
+
+
+def block_pickers(at: AppTest) -> list[Any]:
+    """Every Block picker drawn (``ui.views.step_blocks.choice_key``)."""
+    return [w for w in at.selectbox if str(w.key).startswith("block_text_choice_")]
+
+
+def block_picker(at: AppTest, step: int) -> Any:
+    """The Block picker of ``step`` (its key names the step and the block shown)."""
+    (picker,) = [
+        w for w in block_pickers(at) if str(w.key).startswith(f"block_text_choice_{step}_")
+    ]
+    return picker
 
 
 def uploaded(files: list[tuple[str, bytes]]) -> AppTest:

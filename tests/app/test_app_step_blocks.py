@@ -4,10 +4,9 @@ a block's line diff against the previous step (escaped), and the request as sent
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
-from app_helpers import ROOT, hostile_session_bytes, new_app
+from app_helpers import ROOT, block_picker, block_pickers, hostile_session_bytes, new_app
 from streamlit.testing.v1 import AppTest
 
 from ui.views import step_blocks
@@ -89,10 +88,10 @@ def test_a_block_shows_its_line_diff_against_the_previous_step() -> None:
     at.query_params["step"] = "2"
     at.run()
     assert not at.exception and not at.error
-    assert not _pickers(at)  # closed: its content is not built
+    assert not block_pickers(at)  # closed: its content is not built
     at.session_state[DETAIL_OPEN] = True
     at.run()
-    _picker(at, 2).select("call_tree").run()
+    block_picker(at, 2).select("call_tree").run()
     page = _html(at)
     assert 'class="cai-add"' in page  # step 2 appended to the tree
     assert "+" in page.split('class="cai-diffsum"')[1][:20]
@@ -100,28 +99,18 @@ def test_a_block_shows_its_line_diff_against_the_previous_step() -> None:
     assert "&lt;script&gt;" in page and "<script>window" not in page
 
 
-def _pickers(at: AppTest) -> list[Any]:
-    return [w for w in at.selectbox if str(w.key).startswith("block_text_choice")]
-
-
-def _picker(at: AppTest, step: int) -> Any:
-    """The Block picker of ``step`` (its key names the step and the block shown)."""
-    (picker,) = [w for w in _pickers(at) if str(w.key).startswith(f"block_text_choice_{step}_")]
-    return picker
-
-
 def test_the_picked_block_stays_while_the_detail_is_closed_and_steps_move() -> None:
     at = new_app(step="3")
     at.run()
     at.session_state[DETAIL_OPEN] = True
     at.run()
-    _picker(at, 3).select("tools").run()
+    block_picker(at, 3).select("tools").run()
     at.session_state[DETAIL_OPEN] = False
     at.button(key="next").click().run()
-    assert not _pickers(at) and at.subheader[0].value == "Step 4 / 21"
+    assert not block_pickers(at) and at.subheader[0].value == "Step 4 / 21"
     at.session_state[DETAIL_OPEN] = True
     at.run()
-    assert _picker(at, 4).value == "tools"
+    assert block_picker(at, 4).value == "tools"
     assert not at.exception and not at.error
 
 

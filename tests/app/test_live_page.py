@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app_helpers import new_app
+from app_helpers import block_picker, new_app
 from streamlit.testing.v1 import AppTest
 
 PAGE = "pages/7_Live.py"
@@ -154,13 +154,6 @@ def request_picker(at: AppTest) -> Any:
     """The Request picker (its key names the newest request and the one shown:
     ``live_view.picker_key``)."""
     (picker,) = [w for w in at.selectbox if str(w.key).startswith("live_request_")]
-    return picker
-
-
-def block_picker(at: AppTest, step: int) -> Any:
-    """The Block picker of ``step`` (its key names the step and the block shown:
-    ``step_blocks.choice_key``)."""
-    (picker,) = [w for w in at.selectbox if str(w.key).startswith(f"block_text_choice_{step}_")]
     return picker
 
 
