@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from build import CASES, IMAGE, Case, build
-from runner import PEAK_BYTES, SECONDS
+
+from tests.hostile.runner import PEAK_BYTES, SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "app"))

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 from build import CASES, Case, argv, build
-from runner import PEAK_BYTES, SECONDS, run_cli
+
+from tests.hostile.runner import PEAK_BYTES, SECONDS, run_cli
 
 
 @pytest.fixture(scope="module")

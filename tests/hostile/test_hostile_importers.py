@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from build import Case, argv
 from build_importers import CASES, HISTORY_CASES, LONG_CASES, MANY_SPANS, build
-from runner import SECONDS, Run, run_cli
+
+from tests.hostile.runner import SECONDS, Run, run_cli
 
 #: The issue's budget for any input the upload limit admits (the round-two cases keep
 #: their 500 MB).

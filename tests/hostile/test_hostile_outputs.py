@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 from build import CLAUDE, session_json
-from runner import run_cli
 
 from assembler.output_files import replacing, write_text
+from tests.hostile.runner import run_cli
 
 TIMEOUT = 60.0  # a FIFO opened for writing would wait for ever: the child is killed past this
 SETPRIV = shutil.which("setpriv")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from build import CLAUDE, T, header
-from runner import run_cli
 
 from assembler.safe_text import csv_cell, printable
+from tests.hostile.runner import run_cli
 
 SESSION_ID = "s\x1b]0;pwned\x07\u202eid"
 FUNCTION = "main\x1b[2J"

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 from build import session_json
-from runner import run_cli
 
 import assembler.analysis.fleet.batch as batch
 from assembler.analysis.fleet import MAX_WORKERS, WORKERS_PER_CORE, analyze_batch
+from tests.hostile.runner import run_cli
 
 
 @pytest.fixture

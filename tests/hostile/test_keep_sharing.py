@@ -22,11 +22,11 @@ from build import T, header, jsonl, keep_chain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from keep_reference import copied
-from runner import PEAK_BYTES, SECONDS, run_cli
 
 import assembler.sessions.loader as loader
 from assembler.cli.main import main
 from assembler.sessions.model import LLMCall, RecordedBlock, Session
+from tests.hostile.runner import PEAK_BYTES, SECONDS, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "sessions" / "importers" / "fixtures"
