@@ -65,11 +65,12 @@ sys.exit(main(sys.argv[1:]))
 )
 
 
-# The fork server: it imports what the commands import and loads the tokenizers' ranks
-# (0.4 s of CPU a fresh process spends on its first count), then forks one child per job
-# it reads on stdin, answering {"pid"} at once and {"code"} at the end. Each child's CPU
-# is counted with what loading the ranks cost the server, so a budget measured in a child
-# is what a fresh process would spend, or more; its peak includes the server's pages.
+# The fork server: it imports what the commands import and loads both tokenizers' ranks
+# (a fresh process spends 0.25 s of CPU on o200k's at its first count, 0.14 s more if it
+# also needs cl100k's), then forks one child per job it reads on stdin, answering {"pid"}
+# at once and {"code"} at the end. Each child's CPU is counted with what loading both cost
+# the server, so a budget measured in a child is what a fresh process would spend, or up to
+# 0.14 s more; its peak includes the server's pages.
 SERVER = (
     MEASURE
     + """
