@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,13 @@ def _session() -> bytes:
 def test_the_savings_csv_keeps_formulas_as_text(server: str, tab: Any) -> None:
     tab.goto(f"{server}/Savings")
     upload_session(tab, "f.json", _session())
-    button = tab.get_by_role("button", name="Per-step table (CSV)")
-    expect(button).to_be_visible(timeout=60_000)
-    # The button's data is made on click, under an id each run of the page registers anew;
-    # a click on the button a run before the last asks for an id that run dropped, and no
-    # download comes (CI saw this under load). A user clicks the page that finished.
+    # The page had a CSV button before the upload (the sample session's), and the upload
+    # takes two runs of the page; each run registers the button's on-click data under a new
+    # id and drops the last run's, so a click on the old button asks for a dropped id and
+    # no download comes (CI saw this under load). Click once the upload's page has finished.
+    tab.wait_for_url(re.compile(r"session=upload"), timeout=60_000)
     settle(tab)
+    button = tab.get_by_role("button", name="Per-step table (CSV)")
     expect(button).to_be_visible()
     with tab.expect_download() as download:
         button.click()
