@@ -175,6 +175,9 @@ def model_spans(records: list[Record], skips: Counter[str]) -> list[LlmSpan]:
     found: list[LlmSpan] = []
     for rec in records:
         resources = rec.data.get("resourceSpans")
+        # A span keeps where it was read, not the parsed export: the export is freed once
+        # its spans are read, which is most of an import's peak memory.
+        where = Record(rec.line, {}, rec.source)
         if not isinstance(resources, list):
             raise rec.fail(
                 f"resourceSpans: expected a list (an OTLP JSON export), found {kind_of(resources)}"
@@ -195,7 +198,7 @@ def model_spans(records: list[Record], skips: Counter[str]) -> list[LlmSpan]:
                     why = _skip(span, attrs, counts)
                     if why is None:
                         at = _time(rec, span, name)
-                        found.append(LlmSpan(rec, name, at, attrs, source, counts))
+                        found.append(LlmSpan(where, name, at, attrs, source, counts))
                     elif why:
                         skips[why] += 1
     found.sort(key=lambda s: s.start)  # stable: spans of one instant keep file order
