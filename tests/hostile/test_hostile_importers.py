@@ -64,8 +64,10 @@ def test_long_transcript_imports_in_budget(case: Case, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_many_spans_import_in_linear_time_and_bounded_memory(tmp_path: Path) -> None:
     """Ten times the spans, about ten times the CPU (the import once grew faster than its
-    input: 39 s for 100,000 spans); the whole command, loading back included, within 1 GB.
-    Measured here on a quiet machine: 0.8 and 5.4 s of CPU, 395 MB at the peak."""
+    input: 39 s for 100,000 spans); the whole command, loading back included, within 1 GB,
+    and the larger export, the most the upload limit admits, within the 10 s budget.
+    Measured here: 0.8 and 4.9 s of CPU, 415 MB at the peak; 4.9 s still with both cores
+    saturated by other work (the wall clock then 12 to 16 s)."""
     runs = []
     for case in MANY_SPANS:
         build(tmp_path, (case,))
@@ -77,6 +79,7 @@ def test_many_spans_import_in_linear_time_and_bounded_memory(tmp_path: Path) -> 
         runs.append(run.cpu_seconds)
     small, large = runs
     assert large < 13 * small, f"6,850 spans {small:.1f} s of CPU, 68,500 spans {large:.1f} s"
+    assert large < SECONDS, f"68,500 spans (41.9 MB): {large:.1f} s of CPU"
 
 
 @pytest.mark.slow
