@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 
 from scripts.app_server import running_app
 from tests.hostile.build import CLAUDE, HOSTILE_URL, IMAGE, T, events, header, jsonl, session_json
-from tests.hostile.long_transcripts import claude_code
+from tests.hostile.long_transcripts import claude_code, otel_spans
 from ui.state.work_budget import ANSWER_SECONDS
 
 pytestmark = pytest.mark.browser
@@ -158,9 +158,17 @@ def _many_events() -> bytes:
 CLOSED_SECONDS = 3.0
 SWEEP_SECONDS = CLOSED_SECONDS / 3  # as the app derives it (ui/state/work_budget.py)
 
+def _many_spans() -> bytes:
+    """65,000 usage-only OTel spans, a request each (39.8 MB): the importers' heaviest
+    input per byte, just under the limit chromium applies on Linux (40,000,000 bytes:
+    Streamlit's page counts a megabyte as 1,000 kB there, its server as 1,024)."""
+    return otel_spans(65_000, messages=False).encode()
+
+
 UPLOADS = {
     "encrypted.zip": lambda: _zip({"s.jsonl": CLAUDE.read_bytes()}),
     "claude-2000-turns.jsonl": lambda: claude_code(2000).encode(),
+    "otel-65000-spans.json": _many_spans,
     "huge-inputs.jsonl": _huge_runs,
     "events-250000.jsonl": _many_events,
 }
