@@ -158,6 +158,7 @@ def _many_events() -> bytes:
 CLOSED_SECONDS = 3.0
 SWEEP_SECONDS = CLOSED_SECONDS / 3  # as the app derives it (ui/state/work_budget.py)
 
+
 def _many_spans() -> bytes:
     """65,000 usage-only OTel spans, a request each (39.8 MB): the importers' heaviest
     input per byte, just under the limit chromium applies on Linux (40,000,000 bytes:
