@@ -10,6 +10,7 @@ plus blocks for the rest only: work and memory in proportion to the transcript."
 
 from __future__ import annotations
 
+import weakref
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
@@ -23,7 +24,7 @@ class History(Sequence[Item]):
     """The first ``length`` items of ``items``, a list its reader only appends to past every
     view it handed out (:meth:`HistoryList.insert` detaches the views it would change)."""
 
-    __slots__ = ("_items", "_length")
+    __slots__ = ("__weakref__", "_items", "_length")
 
     def __init__(self, items: list[Item], length: int | None = None) -> None:
         self._items = items
@@ -91,18 +92,27 @@ class HistoryList(list[Item]):
 
     def __init__(self, items: Sequence[Item] = ()) -> None:
         super().__init__(items)
-        self._views: list[History] = []  # longest last: the list only grows between views
+        # Longest last: the list only grows between views. Weak: a view holds its list, and
+        # a list holding its views back would make a cycle that keeps a whole transcript's
+        # items until the cyclic collector runs (measured: a worker of `usage` grew from
+        # 170 to 350 MB over 250 sessions).
+        self._views: list[weakref.ref[History]] = []
 
     def view(self) -> History:
         v = History(self)
-        self._views.append(v)
+        self._views.append(weakref.ref(v))
         return v
 
     def insert(self, k: int, item: Item) -> None:  # type: ignore[override]
         if k < 0:
             k = max(0, len(self) + k)
-        while self._views and len(self._views[-1]) > k:
-            self._views.pop().detach()
+        while self._views:
+            v = self._views[-1]()
+            if v is not None and len(v) <= k:
+                break
+            self._views.pop()
+            if v is not None:
+                v.detach()
         super().insert(k, item)
 
 
