@@ -33,13 +33,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bench_real import CORPUS, ROOT, _beside, _moved
+from bench_real import CORPUS, ROOT, _beside, _moved, run_measured
 
 #: Keys whose string value is a text a message carries (Claude Code and Codex).
 _TEXTS = frozenset({"text", "content", "output"})
@@ -131,20 +130,12 @@ def _floor_child(list_file: str) -> None:
 def usage_run(folder: Path) -> tuple[float, float, float]:
     """Wall-clock and CPU seconds of ``usage FOLDER --json`` (workers included), and the
     largest peak RSS (MB) of its processes."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "assembler", "usage", str(folder), "--json"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
+    (wall, cpu), status, peak = run_measured(
+        [sys.executable, "-m", "assembler", "usage", str(folder), "--json"]
     )
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status):
+    if status:
         raise SystemExit(f"usage {folder} failed")
-    # a waited-for process's figures include the children it waited for: its workers
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return wall, cpu, peak
 
 
 def main() -> None:

@@ -84,9 +84,10 @@ def floor_child(files: list[str]) -> dict[str, float]:
 Timing = tuple[float, float]  # wall-clock and CPU seconds
 
 
-def _run(args: list[str]) -> tuple[Timing, int]:
-    """Wall-clock and CPU seconds (user + system) and exit status of one command in its own
-    process. CPU time hardly moves with the machine's load; wall-clock does."""
+def run_measured(args: list[str]) -> tuple[Timing, int, float]:
+    """Wall-clock and CPU seconds (user + system), exit status and peak RSS (MB) of one
+    command in its own process; the children it waited for (a pool's workers) are in its
+    CPU and its peak. CPU time hardly moves with the machine's load; wall-clock does."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         args,
@@ -97,7 +98,13 @@ def _run(args: list[str]) -> tuple[Timing, int]:
     )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    return (wall, usage.ru_utime + usage.ru_stime), os.waitstatus_to_exitcode(status)
+    timing = (wall, usage.ru_utime + usage.ru_stime)
+    return timing, os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
+
+
+def _run(args: list[str]) -> tuple[Timing, int]:
+    timing, status, _ = run_measured(args)
+    return timing, status
 
 
 def best_of(repeat: int, args: list[str]) -> Timing | None:
