@@ -3,7 +3,8 @@
 Formats: ``claude-code`` (Claude Code transcript), ``codex`` (Codex CLI
 rollout), ``requests`` (raw request/response log), ``otel`` (OTLP JSON traces). The output is written as
 JSON Lines (by default ``<FILE's stem>.session.jsonl`` in the current folder), YAML for
-``.yaml`` / ``.yml``, and is checked by loading it back before the command reports success. Bad input raises
+``.yaml`` / ``.yml``. What is written is checked as the loader reads it: JSON Lines before the
+file is written, YAML by reading the file back, before the command reports success. Bad input raises
 :class:`assembler.errors.UsageError` (one line, exit 2).
 """
 
@@ -11,14 +12,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from assembler.errors import UsageError
 from assembler.output_files import output_target, replacing
 from assembler.sessions.importers import FORMATS, ImporterError
-from assembler.sessions.loader import load_session
-from assembler.sessions.model import MAX_BYTES, SessionError
+from assembler.sessions.loader import load_session, session_from_document
+from assembler.sessions.model import MAX_BYTES, Session, SessionError
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -46,28 +49,39 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
     warnings = imported.warnings
     steps = sum(1 for e in imported.data["events"] if e["type"] == "llm")
+    as_yaml = Path(args.output).suffix in (".yaml", ".yml")
+    if not as_yaml:
+        # What the file will hold, checked as the loader checks the file, before it is
+        # written: JSON gives back every value the loader accepts unchanged, so reading
+        # the file back would only parse it again (a third of a usage-only trace's import).
+        session = _loaded(partial(session_from_document, imported.data, args.output))
     with replacing(args.output, "-o", inputs) as written:
-        if Path(args.output).suffix in (".yaml", ".yml"):
+        if as_yaml:
             write_session(imported.data, written)
         else:
             with open(written, "w", encoding="utf-8") as out:
                 out.writelines(lines)
-        # The document and its lines are dropped before the file is read back: the two
+        # The document and its lines are dropped before a YAML file is read back: the two
         # copies never live together.
         del lines, imported
-        try:
-            session = load_session(written)  # what we wrote must be a session we can read
-        except SessionError as exc:
-            message = str(exc).replace(str(written), args.output)
-            raise UsageError(
-                f"internal error: the imported session does not load: {message}"
-            ) from None
+        if as_yaml:  # YAML's emitter is not JSON's: what it wrote is read back
+            session = _loaded(lambda: load_session(written), str(written), args.output)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(
         f"wrote {args.output}: {steps} LLM calls from {source} ({args.format}, session {session.id})"
     )
     return 0
+
+
+def _loaded(load: Callable[[], Session], written: str | None = None, shown: str = "") -> Session:
+    """The imported session as the loader reads it; a refusal is our error, not the input's
+    (``written``: a temporary file's name, said as ``shown``)."""
+    try:
+        return load()
+    except SessionError as exc:
+        message = str(exc) if written is None else str(exc).replace(written, shown)
+        raise UsageError(f"internal error: the imported session does not load: {message}") from None
 
 
 def _inputs(fmt: str, source: Path, subagents: Path | None) -> list[Path]:

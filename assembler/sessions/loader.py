@@ -321,6 +321,26 @@ def _parse_session(text: str, source: str, jsonl: bool | None) -> Session:
             data, lines = read_jsonl(text, source)
         else:
             data, lines = read_one_line_json(text) or read_yaml(text, source)
+    except RecursionError:
+        raise SessionError(source, "values are nested too deeply to read") from None
+    return _session(data, lines, source)
+
+
+def session_from_document(data: Mapping[str, Any], source: str) -> Session:
+    """The session a JSON Lines file of ``data`` (``generator.jsonl_lines``) reads as,
+    checked as the loader checks the file, without writing or reading it: what the loader
+    accepts is JSON's own values, which a JSON round trip gives back unchanged, and line
+    numbers are those of the file (the header, then an event a line)."""
+    doc = {"format": data.get("format"), "session": data.get("session"), "events": data["events"]}
+    lines: dict[tuple[str | int, ...], int] = {(): 1, ("format",): 1, ("session",): 1}
+    for i in range(len(doc["events"])):
+        lines["events", i] = i + 2
+    with collector_paused():
+        return _session(doc, lines, source)
+
+
+def _session(data: Any, lines: Mapping[tuple[str | int, ...], int], source: str) -> Session:
+    try:
         validate(data, source, lines)
     except RecursionError:
         raise SessionError(source, "values are nested too deeply to read") from None

@@ -148,17 +148,27 @@ def test_a_link_to_a_file_is_followed_and_stays_a_link(ws: Path) -> None:
     assert link.is_symlink() and "format: context-session/1" in real.read_text("utf-8")
 
 
+@pytest.mark.parametrize(
+    ("suffix", "check"),
+    # JSON Lines are checked as the loader reads them before they are written, YAML is read back
+    [(".jsonl", "session_from_document"), (".yaml", "load_session")],
+)
 def test_import_that_does_not_load_back_leaves_the_earlier_file(
-    ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    suffix: str,
+    check: str,
 ) -> None:
     from assembler.cli import import_commands, main
     from assembler.sessions.model import SessionError
 
-    def refuses(path: str | Path, **kwargs: object) -> None:
-        raise SessionError(str(path), "expected text", line=1, field="session.id")
+    def refuses(path: object, *args: object, **kwargs: object) -> None:
+        source = str(args[0]) if args else str(path)  # session_from_document(data, source)
+        raise SessionError(source, "expected text", line=1, field="session.id")
 
-    monkeypatch.setattr(import_commands, "load_session", refuses)
-    out = ws / "earlier.jsonl"
+    monkeypatch.setattr(import_commands, check, refuses)
+    out = ws / f"earlier{suffix}"
     out.write_text("earlier\n", "utf-8")
     before = snapshot(ws)
     assert main(["import", "claude-code", str(CLAUDE), "-o", str(out)]) == 2
