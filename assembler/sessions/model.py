@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -141,13 +141,14 @@ class RecordedRequest(Sequence[RecordedBlock]):
     """
 
     __slots__ = (
-        "_counts",
         "_hour_marks",
         "_keep",
         "_len",
         "_marks",
         "_plain",
+        "_positions",
         "_previous",
+        "_start",
         "_tail",
         "_variants",
         "warm_end",
@@ -174,22 +175,26 @@ class RecordedRequest(Sequence[RecordedBlock]):
         self._len = keep + len(tail)
         # the last block of the prefix that was cached before this request was sent (-1: none)
         self.warm_end = max((keep + i for i, b in enumerate(tail) if b.warm), default=-1)
-        # per section, how many of its blocks come before each tail position (default names)
+        # per section, its blocks before the tail and its tail positions, for ``kept_counts``
+        # (a running count per section and position cost sections × blocks to build)
         if start is None:
             start = kept_counts(previous, keep)
-        counts = {name: [n] for name, n in start.items()}
+        self._start = start
+        positions: dict[str, list[int]] = {name: [] for name in start}
         for i, b in enumerate(tail):
-            if b.section not in counts:
-                counts[b.section] = [0] * (i + 1)
-            for name, running in counts.items():
-                running.append(running[-1] + (name == b.section))
-        self._counts = counts
+            at = positions.get(b.section)
+            if at is None:
+                at = positions[b.section] = []
+            at.append(i)
+        self._positions = positions
 
     def __len__(self) -> int:
         return self._len
 
     def blocks(self) -> tuple[RecordedBlock, ...]:
         """The resolved blocks, markers as this request records them."""
+        if not self._keep and not self._marks and not self._hour_marks:
+            return self._tail  # a whole request: its own blocks, the same object each read
         chain: list[tuple[RecordedRequest, int]] = []
         node: RecordedRequest | None = self
         need = self._len
@@ -279,7 +284,10 @@ def kept_counts(previous: RecordedRequest | None, keep: int) -> dict[str, int]:
     if owner is None:
         return {}
     at = keep - owner._keep
-    return {name: running[at] for name, running in owner._counts.items()}
+    start = owner._start
+    return {
+        name: start.get(name, 0) + bisect_left(tail, at) for name, tail in owner._positions.items()
+    }
 
 
 #: Service tiers and speeds that are billed at the standard price: nothing to record.

@@ -98,15 +98,33 @@ class Resolver:
         return found[i] if -len(found) <= i < len(found) else None
 
 
+class Resolvers:
+    """The :class:`Resolver` of each request, made once: a plan search resolves every
+    request once per plan it bills. Keyed by the blocks object, held beside its resolver
+    so that its id is not reused while the memo lives."""
+
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[Sequence[RecordedBlock], Resolver]] = {}
+
+    def __call__(self, blocks: Sequence[RecordedBlock]) -> Resolver:
+        hit = self._made.get(id(blocks))
+        if hit is None or hit[0] is not blocks:
+            hit = self._made[id(blocks)] = (blocks, Resolver(blocks))
+        return hit[1]
+
+
 Marks = tuple[tuple[Rule, str], ...]  # (rule, lifetime) in wire order
 
 
-def resolve(marks: Marks, blocks: Sequence[RecordedBlock]) -> dict[int, str]:
+def resolve(
+    marks: Marks, blocks: Sequence[RecordedBlock], where: Resolver | None = None
+) -> dict[int, str]:
     """The block index and lifetime of each mark on one request, in wire order. Two rules on
     one block mark it once, with the first one's lifetime (the longer: 1h marks come
     first); a short history can put a rule from the end ahead of one from the start, and a
     mark after a 5m one is then 5m too, as the API accepts no 1h entry after a 5m one."""
-    where = Resolver(blocks)
+    if where is None:
+        where = Resolver(blocks)
     found: dict[int, str] = {}
     for rule, ttl in marks:
         i = where(rule)
@@ -194,9 +212,11 @@ def recorded_marks(ttl: str | None = None) -> MarksOf:
     return marks_of
 
 
-def plan_marks(marks: Marks) -> MarksOf:
-    """The markers a plan's rules place on each request."""
-    return lambda _call, blocks: resolve(marks, blocks)
+def plan_marks(marks: Marks, resolvers: Resolvers | None = None) -> MarksOf:
+    """The markers a plan's rules place on each request (``resolvers``: shared by the plans
+    of one search)."""
+    where = resolvers or Resolvers()
+    return lambda _call, blocks: resolve(marks, blocks, where(blocks))
 
 
 def first_words(text: str, words: int = 6) -> str:

@@ -26,6 +26,8 @@ from assembler.analysis.advice.recommendation import TIE, billed_at
 from assembler.analysis.advice.recorded_marks import (
     Marks,
     MarksOf,
+    Resolver,
+    Resolvers,
     Rule,
     candidate_rules,
     first_words,
@@ -151,8 +153,9 @@ def _described(
     for s in sessions:
         for call in marked_calls(s, provider):
             blocks = call.request.blocks() if call.request is not None else ()
+            where = Resolver(blocks)
             for k, (rule, ttl) in enumerate(marks):
-                at = resolve(((rule, ttl),), blocks)
+                at = resolve(((rule, ttl),), blocks, where)
                 if at:
                     count[k] += 1
                     example[k] = first_words(blocks[next(iter(at))].text)
@@ -279,9 +282,11 @@ def recommend_recorded(
         mixed: MixedChoice = search_mixed(trace, limit)
         found.append((tuple((by_name[n], t) for n, t in mixed.marks), "mixed"))
     tried: dict[Marks, tuple[Bill, str]] = {}
+    resolvers = Resolvers()
     for marks, kind in found:
         if marks and marks not in tried:
-            tried[marks] = (_bill(sessions, provider, model, plan_marks(marks))[0], kind)
+            placed = plan_marks(marks, resolvers)
+            tried[marks] = (_bill(sessions, provider, model, placed)[0], kind)
     lives = _recorded_lifetimes(sessions, provider)
     # the recorded markers at one lifetime for all; at the one they all have, as recorded
     others = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from operator import is_
 
 from assembler.analysis.engine.layouts import Layout, builtin_layout
 from assembler.design.assembly import Assembly, assemble
@@ -12,7 +13,7 @@ from assembler.design.calltree_view import TreeRow, tree_rows
 from assembler.design.components import default_registry
 from assembler.design.context import Context, Profile
 from assembler.design.registry import Registry
-from assembler.design.wire import Wire, WireBuilder
+from assembler.design.wire import Wire, WireBlock, WireBuilder
 from assembler.errors import UsageError
 from assembler.sessions.model import Session
 from assembler.sessions.recorded import RecordedWires
@@ -21,8 +22,24 @@ from assembler.sessions.replay import Step, iter_steps, tree_options
 
 def recorded_assembly(wire: Wire) -> Assembly:
     """Records for a replayed request: every block emitted, as sent."""
-    return Assembly(
-        tuple(
+    return RecordedAssemblies().build(wire)
+
+
+class RecordedAssemblies:
+    """:func:`recorded_assembly` for one session's requests in order: a wire block that is
+    the very object it was at the same place in the request before (:class:`RecordedWires`
+    keeps those) keeps its record, so a request costs its new blocks, not all of them."""
+
+    def __init__(self) -> None:
+        self._blocks: tuple[WireBlock, ...] = ()
+        self._records: tuple[BlockRecord, ...] = ()
+
+    def build(self, wire: Wire) -> Assembly:
+        blocks = wire.blocks
+        # the first place the two requests hold different objects, found at C speed
+        kept = list(map(is_, blocks, self._blocks))
+        same = kept.index(False) if False in kept else len(kept)
+        records = self._records[:same] + tuple(
             BlockRecord(
                 name=b.name,
                 layer=b.layer,
@@ -32,9 +49,10 @@ def recorded_assembly(wire: Wire) -> Assembly:
                 cacheable=b.cacheable,
                 content=b.content,
             )
-            for i, b in enumerate(wire.blocks)
+            for i, b in enumerate(blocks[same:], same)
         )
-    )
+        self._blocks, self._records = blocks, records
+        return Assembly(records)
 
 
 @dataclass(frozen=True)
@@ -99,6 +117,7 @@ class SessionAssembler:
         self.options = self.layout.tree_options(tree_options(session))
         self.wire_builder = WireBuilder(self.layout.breakpoints, self.layout.breakpoint_ttl)
         self.recorded = RecordedWires()  # recorded requests keep their unchanged blocks
+        self.recorded_records = RecordedAssemblies()  # and their records
         self.provider, self.model = provider, model
         # one what-if profile per recorded one, so builds memoized per profile stay memoized
         self._profiles: tuple[Profile, Profile] | None = None
@@ -121,7 +140,7 @@ class SessionAssembler:
         if step.call.request is not None:
             # A recorded request is replayed as it was sent; no layout applies to it.
             wire = self.recorded.build(step.call.request)
-            return AssembledStep(step, recorded_assembly(wire), wire)
+            return AssembledStep(step, self.recorded_records.build(wire), wire)
         assembly = assemble(self.registry, self._context(step.context))
         return AssembledStep(step, assembly, self.wire_builder.build(assembly))
 

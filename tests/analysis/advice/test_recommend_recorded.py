@@ -17,8 +17,10 @@ from assembler.analysis.advice.recommendation import TIE
 from assembler.analysis.advice.recorded_marks import (
     Marks,
     Resolver,
+    Resolvers,
     Rule,
     candidate_rules,
+    flattened,
     marked_calls,
     plan_marks,
     recorded_marks,
@@ -101,6 +103,21 @@ def test_a_block_re_marked_alike_stays_one_object_from_request_to_request() -> N
     ends = [next(b for b in reversed(r) if b.section == "system") for r in requests]
     assert all(b.breakpoint and b.ttl == "1h" for b in ends)
     assert all(a is b for a, b in pairwise(ends)), "re-marked anew in each request"
+
+
+def test_a_plan_search_resolves_each_request_once() -> None:
+    """Every plan of a search reads the same flattened requests: each is resolved once, and
+    a whole request gives its blocks as one object however often it is read."""
+    session = flattened(_imported("claude-code", LIFETIME))
+    calls = [c for c in marked_calls(session) if c.request is not None]
+    assert len(calls) > 2
+    assert all(c.request.blocks() is c.request.blocks() for c in calls if c.request)
+    resolvers = Resolvers()
+    marks = ((Rule("system", -1), "1h"), (Rule("messages", -1), "5m"))
+    first = [resolvers(b) for b in _requests(session)]
+    assert all(resolvers(b) is r for b, r in zip(_requests(session), first, strict=True))
+    again = with_marks(session, plan_marks(marks, resolvers))
+    assert _requests(again) == _requests(with_marks(session, plan_marks(marks)))
 
 
 @pytest.mark.parametrize("shared", [False, True])

@@ -29,12 +29,14 @@ from assembler.analysis.engine.block_records import (
     step_changes,
 )
 from assembler.analysis.engine.local_days import LocalDays
+from assembler.analysis.engine.pipeline import RecordedAssemblies, recorded_assembly
 from assembler.analysis.engine.results import BlockAnalysis
 from assembler.cache.prices.pricing import price, step_cost, step_pricer
 from assembler.cache.simulation import CacheResult
+from assembler.design.blocks import BlockRecord
 from assembler.design.layers import Layer, Placement
 from assembler.design.piece_text import Content, PieceText
-from assembler.design.wire import WireBlock, leading_same
+from assembler.design.wire import Wire, WireBlock, leading_same
 from assembler.sessions.versions import SMALL, StoredText, TextVersions
 
 # --- the reference: every block looked at again ----------------------------------------
@@ -303,6 +305,27 @@ def test_an_unchanged_block_keeps_its_record_object_across_steps() -> None:
     assert later[0][0] is later[1][0] is later[2][0]
     assert later[0][0].cache == "read"
     assert [r[1].text for r in later] == ["one", "two", "three"]
+
+
+@given(step_sequences())
+@settings(max_examples=200, deadline=None)
+def test_recorded_requests_keep_records_equal_to_records_made_anew(steps: list[Step]) -> None:
+    """A replayed request's records, reused for the blocks that are the very objects of the
+    request before, equal the records made for the request alone, and only those are reused."""
+    records = RecordedAssemblies()
+    before: tuple[WireBlock, ...] = ()
+    made: tuple[BlockRecord, ...] = ()
+    for step in steps:
+        wire = Wire(step.blocks)
+        got = records.build(wire).records
+        assert got == recorded_assembly(wire).records
+        for i, record in enumerate(got):
+            shared = i < len(made) and record is made[i]
+            kept = i < len(before) and all(
+                a is b for a, b in zip(step.blocks[: i + 1], before[: i + 1], strict=True)
+            )
+            assert shared == kept, i
+        before, made = step.blocks, got
 
 
 # --- prices and days -------------------------------------------------------------------------
