@@ -175,21 +175,28 @@ class RecordedRequest(Sequence[RecordedBlock]):
         self._len = keep + len(tail)
         # the last block of the prefix that was cached before this request was sent (-1: none)
         self.warm_end = max((keep + i for i, b in enumerate(tail) if b.warm), default=-1)
-        # per section, its blocks before the tail and its tail positions, for ``kept_counts``
-        # (a running count per section and position cost sections × blocks to build)
+        # per section, its blocks before the tail (and, once a later request keeps part of
+        # this one, its tail positions: ``_section_positions``), for ``kept_counts``
         if start is None:
             start = kept_counts(previous, keep)
         self._start = start
-        positions: dict[str, list[int]] = {name: [] for name in start}
-        for i, b in enumerate(tail):
-            at = positions.get(b.section)
-            if at is None:
-                at = positions[b.section] = []
-            at.append(i)
-        self._positions = positions
+        self._positions: dict[str, list[int]] | None = None
 
     def __len__(self) -> int:
         return self._len
+
+    def _section_positions(self) -> dict[str, list[int]]:
+        """Per section, where its blocks stand in the tail; made when a later request first
+        keeps part of this one (most requests are never kept from)."""
+        if self._positions is None:
+            positions: dict[str, list[int]] = {name: [] for name in self._start}
+            for i, b in enumerate(self._tail):
+                at = positions.get(b.section)
+                if at is None:
+                    at = positions[b.section] = []
+                at.append(i)
+            self._positions = positions
+        return self._positions
 
     def blocks(self) -> tuple[RecordedBlock, ...]:
         """The resolved blocks, markers as this request records them."""
@@ -286,7 +293,8 @@ def kept_counts(previous: RecordedRequest | None, keep: int) -> dict[str, int]:
     at = keep - owner._keep
     start = owner._start
     return {
-        name: start.get(name, 0) + bisect_left(tail, at) for name, tail in owner._positions.items()
+        name: start.get(name, 0) + bisect_left(tail, at)
+        for name, tail in owner._section_positions().items()
     }
 
 

@@ -36,9 +36,14 @@ class RecordedWires:
 
     def build(self, blocks: Sequence[RecordedBlock]) -> Wire:
         blocks = tuple(blocks)
-        last_user = max(
-            (i for i, b in enumerate(blocks) if b.section == "messages" and b.role == "user"),
-            default=-1,
+        # looked for from the end, where a request's last user message stands
+        last_user = next(
+            (
+                i
+                for i in range(len(blocks) - 1, -1, -1)
+                if blocks[i].section == "messages" and blocks[i].role == "user"
+            ),
+            -1,
         )
         same = leading_same(blocks, self._src)
         out = self._out[:same]
