@@ -81,6 +81,33 @@ def floor_child(files: list[str]) -> dict[str, float]:
     }
 
 
+def after_child(warm: str, file: str) -> dict[str, float]:
+    """``analyze FILE --json`` after start-up, in this (fresh) interpreter: the command run
+    first on ``warm`` (a one-request transcript: the imports, the tokenizer, the prices),
+    the token counts it memoized dropped, then timed on ``file``, its output to /dev/null."""
+    import contextlib
+    import gc
+
+    from assembler.cache.tokenizers import counter
+    from assembler.cli.main import main as cli
+
+    def run(path: str) -> None:
+        with (
+            open(os.devnull, "w", encoding="utf-8") as sink,
+            contextlib.redirect_stdout(sink),
+            contextlib.redirect_stderr(sink),
+            contextlib.suppress(SystemExit),
+        ):
+            cli(["analyze", path, "--json"])
+
+    run(warm)
+    counter.cache_clear()  # a text both transcripts hold (a project's prompt) counted again
+    gc.collect()
+    start, cpu = time.perf_counter(), time.process_time()
+    run(file)
+    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu}
+
+
 Timing = tuple[float, float]  # wall-clock and CPU seconds
 
 
@@ -119,19 +146,29 @@ def best_of(repeat: int, args: list[str]) -> Timing | None:
     return min(w for w, _ in runs), min(c for _, c in runs)
 
 
-def floor(files: list[Path], repeat: int) -> Timing:
+def best_child(repeat: int, args: list[str]) -> Timing | None:
+    """The fastest of ``repeat`` fresh interpreters running this file with ``args`` (a
+    measuring child: it prints its own wall and CPU seconds); None when one fails."""
     runs: list[Timing] = []
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, __file__, "--floor", *map(str, files)],
-            check=True,
+            [sys.executable, __file__, *args],
             capture_output=True,
             text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
+            cwd=ROOT,
         )
+        if out.returncode:
+            return None
         child = json.loads(out.stdout)
         runs.append((float(child["wall"]), float(child["cpu"])))
     return min(w for w, _ in runs), min(c for _, c in runs)
+
+
+def floor(files: list[Path], repeat: int) -> Timing:
+    timing = best_child(repeat, ["--floor", *map(str, files)])
+    assert timing is not None, "the floor's child failed"
+    return timing
 
 
 def _beside(transcript: Path) -> list[Path]:
@@ -226,7 +263,7 @@ def scaled(base: Path, factor: int, out: Path) -> Path:
 
 
 def measure(
-    kind: str, transcript: Path, work: Path, fixed: dict[str, Timing], repeat: int
+    kind: str, transcript: Path, work: Path, fixed: dict[str, Timing], repeat: int, short: Path
 ) -> dict[str, Any]:
     py = sys.executable
     session = work / f"{transcript.stem}.yaml"
@@ -246,6 +283,7 @@ def measure(
         else None
     )
     row["raw"] = best_of(repeat, [py, "-m", "assembler", "analyze", str(transcript), "--json"])
+    row["warm"] = best_child(max(repeat, 3), ["--after", str(short), str(transcript)])
     for k in (0, 1):  # wall, then CPU
         if row["import"] is not None and row["analyze"] is not None:
             after = row["import"][k] - fixed["import"][k] + row["analyze"][k] - fixed["analyze"][k]
@@ -255,6 +293,8 @@ def measure(
             row.setdefault("raw_ratio", []).append(
                 (row["raw"][k] - fixed["raw"][k]) / row["floor"][k]
             )
+        if row["warm"] is not None:
+            row.setdefault("warm_ratio", []).append(row["warm"][k] / row["floor"][k])
     return row
 
 
@@ -288,8 +328,11 @@ def _cell(value: Any, k: int, unit: str = "") -> str:
 def table(rows: list[dict[str, Any]]) -> list[str]:
     """Seconds wall-clock, then CPU: floor, import, analyze, both after start-up, their ratio
     to the floor, and analyze on the raw file after start-up against the floor."""
-    cols = f"{'floor':>6} {'import':>7} {'analyze':>8} {'after':>6} {'×floor':>7} {'raw×':>6}"
-    lines = [f"{'':<44} {'':>6} {'wall-clock s':^44} │ {'CPU s':^44}", ""]
+    cols = (
+        f"{'floor':>6} {'import':>7} {'analyze':>8} {'after':>6} {'×floor':>7} {'raw×':>6}"
+        f" {'warm×':>6}"
+    )
+    lines = [f"{'':<44} {'':>6} {'wall-clock s':^51} │ {'CPU s':^51}", ""]
     lines[1] = f"{'transcript':<44} {'MB':>6} {cols} │ {cols} {'load':>5}"
     for r in rows:
         cells = []
@@ -298,6 +341,7 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
                 f"{_cell(r['floor'], k):>6} {_cell(r['import'], k):>7}"
                 f" {_cell(r['analyze'], k):>8} {_cell(r.get('after'), k):>6}"
                 f" {_cell(r.get('ratio'), k, '×'):>7} {_cell(r.get('raw_ratio'), k, '×'):>6}"
+                f" {_cell(r.get('warm_ratio'), k, '×'):>6}"
             )
         lines.append(
             f"{r['file'][:44]:<44} {r['MB']:>6.2f} {cells[0]} │ {cells[1]} {r['load']:>5.1f}"
@@ -313,9 +357,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="best of N per path")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--floor", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--after", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor:
         print(json.dumps(floor_child(args.floor)))
+        return
+    if args.after:
+        print(json.dumps(after_child(*args.after)))
         return
     claude = args.corpus / "claude-code"
     if not claude.is_dir():
@@ -343,11 +391,11 @@ def main() -> None:
         )
         rows = []
         for kind, path in transcripts:
-            rows.append(measure(kind, path, work, fixed, args.repeat))
+            rows.append(measure(kind, path, work, fixed, args.repeat, short))
             print(table(rows)[-1] if len(rows) > 1 else "\n".join(table(rows)), flush=True)
         for factor in args.scales:
             path = scaled(base, factor, work / f"{base.stem}-{factor}x.jsonl")
-            rows.append(measure("claude-code", path, work, fixed, args.repeat))
+            rows.append(measure("claude-code", path, work, fixed, args.repeat, short))
             print(table(rows)[-1], flush=True)
         print()
         print("\n".join(table(rows)))

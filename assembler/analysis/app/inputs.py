@@ -22,7 +22,7 @@ from assembler.analysis.app.uploads import (
     Upload,
     UploadError,
     is_subagent,
-    read_upload,
+    read_files,
     recognise,
     unzip,
     zip_names,
@@ -30,7 +30,7 @@ from assembler.analysis.app.uploads import (
 from assembler.errors import UsageError
 from assembler.limits import MAX_IMPORT_BYTES as RAW_MAX_BYTES
 from assembler.limits import ReadRefused, read_capped
-from assembler.sessions.loader import load_session, parse_bytes
+from assembler.sessions.loader import load_session, parse_bytes, session_from_document
 from assembler.sessions.model import Session, SessionError
 
 INPUT_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
@@ -208,11 +208,17 @@ def _opened(name: str, files: list[tuple[str, bytes]], called: str | None = None
         return text.replace(called, name, 1) if called else text
 
     try:
-        upload: Upload = read_upload(files)
+        read = read_files(files)
     except UploadError as exc:  # already one line naming the file (and the line)
         raise InputError(said(str(exc))) from None
-    warnings = tuple(said(w) for w in upload.warnings)
-    return Opened(name, parse_bytes(upload.raw, name), upload.kind, upload.summary, warnings)
+    warnings = tuple(said(w) for w in read.warnings)
+    # an import is checked as the loader checks its file, with no file written and read back
+    session = (
+        parse_bytes(read.raw, name)
+        if isinstance(read, Upload)
+        else session_from_document(read.data, name)
+    )
+    return Opened(name, session, read.kind, read.summary, warnings)
 
 
 def open_one(target: str, command: str) -> Opened:

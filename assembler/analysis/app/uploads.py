@@ -66,6 +66,21 @@ class Upload:
     warnings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ImportedUpload:
+    """Raw files imported, before the import is written as a session file: the command
+    line reads the session from the document itself; the app keeps the file (``upload``)."""
+
+    name: str
+    kind: str  # CLAUDE_CODE | CODEX | REQUESTS | OTEL
+    data: dict[str, Any]  # the context-session/1 document the importer made
+    summary: str
+    warnings: tuple[str, ...] = ()
+
+    def upload(self) -> Upload:
+        return Upload(self.name, self.kind, _to_jsonl(self.data), self.summary, self.warnings)
+
+
 def _head_lines(raw: bytes) -> Iterator[bytes]:
     """The first :data:`SNIFF_LINES` lines, without splitting the rest of a long file."""
     start = 0
@@ -329,6 +344,12 @@ def _to_jsonl(data: dict[str, Any]) -> bytes:
 
 def read_upload(files: list[tuple[str, bytes]]) -> Upload:
     """Recognise and import the uploaded files; raises :class:`UploadError` (one line)."""
+    read = read_files(files)
+    return read if isinstance(read, Upload) else read.upload()
+
+
+def read_files(files: list[tuple[str, bytes]]) -> Upload | ImportedUpload:
+    """:func:`read_upload` without writing an import as a session file."""
     flat: list[tuple[str, bytes]] = []
     for name, raw in files:
         flat.extend(unzip(name, raw) if name.lower().endswith(".zip") else [(name, raw)])
@@ -372,6 +393,6 @@ def read_upload(files: list[tuple[str, bytes]]) -> Upload:
             raise UploadError(str(exc).replace(str(path), name)) from None
     warnings = tuple(w.replace(str(path), name) for w in imported.warnings)
     real_subs = sum(1 for n, _ in subs if "acompact" not in n)
-    return Upload(
-        name, kind, _to_jsonl(imported.data), _summary(kind, imported.data, real_subs), warnings
+    return ImportedUpload(
+        name, kind, imported.data, _summary(kind, imported.data, real_subs), warnings
     )
