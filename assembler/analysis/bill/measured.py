@@ -55,6 +55,7 @@ provider lifetime longer than the rules assume.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter, is_
 
 from assembler.analysis.bill.measured_causes import (
     BLOCK_CHANGED,
@@ -83,7 +84,7 @@ from assembler.analysis.bill.measured_causes import (
     simulated_side,
     tolerance,
 )
-from assembler.analysis.engine import SessionAnalysis, StepAnalysis
+from assembler.analysis.engine import BlockAnalysis, SessionAnalysis, StepAnalysis
 
 __all__ = [
     "BLOCK_CHANGED",
@@ -133,28 +134,35 @@ def _links(steps: tuple[StepAnalysis, ...]) -> list[Link]:
     """For each step, the earlier step with the longest common block prefix (latest on a tie)."""
     latest: dict[int, int] = {}  # prefix hash → index of the latest step with that prefix
     out: list[Link] = []
+    before: tuple[BlockAnalysis, ...] = ()
+    hashes: list[int] = []
     for i, s in enumerate(steps):
-        h = 0
-        hashes: list[int] = []
-        best: int | None = None
-        shared = 0
-        for b in s.blocks:
+        blocks = s.blocks
+        # The leading blocks that are the very records of the step before have its prefix
+        # hashes, and each of those prefixes was last seen there (it registered them all).
+        kept = list(map(is_, blocks, before))
+        same = kept.index(False) if False in kept else len(kept)
+        del hashes[same:]
+        h = hashes[-1] if hashes else 0
+        for b in blocks[same:]:
             h = hash((h, b.section, b.text))
             hashes.append(h)
-            j = latest.get(h)
+        best: int | None = i - 1 if same else None
+        shared = same
+        for k in range(same, len(hashes)):
+            j = latest.get(hashes[k])
             if j is None:
                 break
-            best, shared = j, len(hashes)
-        # finish hashing the whole request so later steps can find it
-        for b in s.blocks[len(hashes) :]:
-            h = hash((h, b.section, b.text))
-            hashes.append(h)
+            best, shared = j, k + 1
         prev = steps[best] if best is not None else None
-        tokens = sum(b.tokens for b in s.blocks[:shared])
+        tokens = sum(map(_TOKENS, blocks[:shared]))
         out.append(Link(prev, shared, tokens))
-        for hh in hashes:
-            latest[hh] = i
+        latest.update(dict.fromkeys(hashes, i))
+        before = blocks
     return out
+
+
+_TOKENS = attrgetter("tokens")
 
 
 def _compare_step(

@@ -4,9 +4,12 @@ what a previous request left cached, where a read ended, and the named reasons
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
+from itertools import accumulate
+from operator import attrgetter
 
 from assembler.analysis.engine import SessionAnalysis, StepAnalysis
 from assembler.cache.anthropic import AnthropicSimulator
@@ -184,6 +187,9 @@ def granularity(provider: str, model: str) -> int:
     return max(1, sim.unit_for(model)) if isinstance(sim, TokenPrefixSimulator) else 1
 
 
+_TOKENS = attrgetter("tokens")
+
+
 def read_end(step: StepAnalysis, read: float) -> int:
     """The index of the block a read of ``read`` tokens ended in (-1: nothing read).
 
@@ -191,14 +197,15 @@ def read_end(step: StepAnalysis, read: float) -> int:
     reads end anywhere: the block containing the read's last token."""
     if read <= 0 or not step.blocks:
         return -1
-    running = 0
-    ends: list[int] = []
-    for b in step.blocks:
-        running += b.tokens
-        ends.append(running)
-    if step.provider == "anthropic":
-        return min(range(len(ends)), key=lambda i: (abs(ends[i] - read), i))
-    return next((i for i, end in enumerate(ends) if end >= read), len(ends) - 1)
+    ends = list(accumulate(map(_TOKENS, step.blocks)))  # never decreasing
+    above = bisect_left(ends, read)  # the first block whose end reaches the read
+    if step.provider != "anthropic":
+        return min(above, len(ends) - 1)
+    # the nearest end, the first block of those ending there on a tie (blocks of 0 tokens
+    # end where the one before them does)
+    if above == len(ends) or (above and read - ends[above - 1] <= ends[above] - read):
+        return bisect_left(ends, ends[above - 1])
+    return above
 
 
 def block_name(step: StepAnalysis, index: int) -> str | None:
