@@ -27,7 +27,13 @@ Per transcript, each path in a fresh interpreter:
 
 Start-up is measured apart: ``python -c pass`` (the interpreter), the package's
 own imports for these commands, and each command on the one-request transcript
-``short.jsonl`` (its fixed cost); "after start-up" subtracts the last. The table
+``short.jsonl`` (its fixed cost); "after start-up" subtracts the last. That
+difference of two processes moves by a tenth of a second from run to run, as
+much as a small transcript's whole analysis, so "warm×" measures it in one
+process instead: ``analyze FILE --json`` timed in an interpreter that has just
+run it on ``short.jsonl`` (the imports, the tokenizer and the prices loaded; the
+token counts it memoized dropped, so a prompt both transcripts hold is counted
+again), best of at least 3 interpreters, against the floor. The table
 gives wall-clock seconds (best of ``--repeat``), the ratio of import + analyze
 after start-up to the floor, the same in CPU seconds (user + system of each
 process, which the machine's other work hardly moves), and the load average when

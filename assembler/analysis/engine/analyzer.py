@@ -38,7 +38,7 @@ from assembler.design.context import Profile
 from assembler.design.wire import WireBlock, leading_same
 from assembler.limits import one_line
 from assembler.sessions.loader import check_analysis_work
-from assembler.sessions.model import Exit, LLMCall, Session
+from assembler.sessions.model import Exit, LLMCall, RecordedBlock, Session
 
 # how long before a recorded request its warm prefix was written: readable by then
 _WARMED_BEFORE = timedelta(milliseconds=1)
@@ -347,7 +347,7 @@ def _analyze(
                 ),
                 target.platform,
                 (recorded_ttl or "") if prov == "anthropic" else "",  # write_ttl
-                () if call.request is None else _inferred(call),
+                _inferred(assembled.recorded),
                 # a component whose build raised is named, never silently left out
                 warnings,
                 context,
@@ -371,11 +371,9 @@ def _analyze(
     )
 
 
-def _inferred(call: LLMCall) -> tuple[tuple[str, int], ...]:
+def _inferred(recorded: tuple[RecordedBlock, ...]) -> tuple[tuple[str, int], ...]:
     """(block, tokens) of the recorded blocks sized from the billed usage."""
-    if call.request is None:
-        return ()
-    return tuple((b.name, b.tokens or 0) for b in call.request if b.inferred)
+    return tuple((b.name, b.tokens or 0) for b in recorded if b.inferred)
 
 
 _STATUS = attrgetter("status")

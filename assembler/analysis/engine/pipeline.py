@@ -15,7 +15,7 @@ from assembler.design.context import Context, Profile
 from assembler.design.registry import Registry
 from assembler.design.wire import Wire, WireBlock, WireBuilder
 from assembler.errors import UsageError
-from assembler.sessions.model import Session
+from assembler.sessions.model import RecordedBlock, Session
 from assembler.sessions.recorded import RecordedWires
 from assembler.sessions.replay import Step, iter_steps, tree_options
 
@@ -60,6 +60,7 @@ class AssembledStep:
     step: Step
     assembly: Assembly
     wire: Wire
+    recorded: tuple[RecordedBlock, ...] = ()  # a replayed request's blocks, resolved once
 
 
 def _family(provider: str) -> str:
@@ -139,8 +140,9 @@ class SessionAssembler:
     def assemble(self, step: Step) -> AssembledStep:
         if step.call.request is not None:
             # A recorded request is replayed as it was sent; no layout applies to it.
-            wire = self.recorded.build(step.call.request)
-            return AssembledStep(step, self.recorded_records.build(wire), wire)
+            blocks = step.call.request.blocks()
+            wire = self.recorded.build(blocks)
+            return AssembledStep(step, self.recorded_records.build(wire), wire, blocks)
         assembly = assemble(self.registry, self._context(step.context))
         return AssembledStep(step, assembly, self.wire_builder.build(assembly))
 
