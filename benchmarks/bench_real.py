@@ -102,9 +102,13 @@ def after_child(warm: str, file: str) -> dict[str, float]:
             open(os.devnull, "w", encoding="utf-8") as sink,
             contextlib.redirect_stdout(sink),
             contextlib.redirect_stderr(sink),
-            contextlib.suppress(SystemExit),
         ):
-            cli(["analyze", path, "--json"])
+            try:
+                status: object = cli(["analyze", path, "--json"])
+            except SystemExit as exit:
+                status = exit.code
+        if status:  # a transcript the command refuses: no figure (n/a)
+            raise SystemExit(f"{path}: analyze exited {status}")
 
     run(warm)
     counter.cache_clear()  # a text both transcripts hold (a project's prompt) counted again
