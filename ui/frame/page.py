@@ -12,6 +12,7 @@ from assembler.analysis.engine import LayoutError
 from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.sessions.model import SessionError
+from ui.frame import warm_up
 from ui.html import STYLE, literal
 from ui.state.work_budget import RUNS
 
@@ -86,3 +87,5 @@ def guarded(body: Callable[[], None]) -> None:
             "The details are in the server log.",
             icon=":material/error:",
         )
+    # the page is drawn: the libraries the next pages need load while the user reads it
+    warm_up.start()
