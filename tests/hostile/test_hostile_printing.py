@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from build import CLAUDE, T, header
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assembler.safe_text import csv_cell, printable
 from tests.hostile.runner import run_cli
@@ -123,6 +125,21 @@ def test_printable_escapes_each_kind_of_control() -> None:
         "a\\u001b[31mb\\u0007\\u009b\\u202e\\u2066c\\u000d\nd\te"
     )
     assert printable("plain — ü 漢字") == "plain — ü 漢字"
+
+
+@given(
+    st.text(
+        st.one_of(
+            st.characters(max_codepoint=0x7F),  # ASCII: the quick path
+            st.sampled_from("\x7f\x85\x9b\u061c\u200e\u202e\u2066é—"),
+            st.characters(),
+        )
+    )
+)
+@settings(max_examples=500, deadline=None)
+def test_printable_leaves_no_control_and_changes_nothing_else(text: str) -> None:
+    """Whichever path a text takes (ASCII or not), each control is escaped and the rest kept."""
+    assert printable(text) == RAW_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def test_tables_align_on_the_text_as_printed(hostile_session: Path) -> None:
