@@ -1,0 +1,59 @@
+"""The byte scan that decides whether a record's usage is walked: it lets no odd count
+through, and it passes an ordinary line however its writer spaced it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assembler.sessions.importers.records import _ODD_COUNT, bad_usage
+
+#: Counts an ordinary line holds (the scan walks 16 digits, some of which are under 2**53).
+GOOD = st.one_of(st.none(), st.integers(0, 10**15 - 1))
+ODD = st.one_of(
+    st.integers(max_value=-1),
+    st.integers(min_value=10**15),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=5),
+    st.booleans(),
+)
+#: The separators writers use: compact (Claude Code, Codex) and Python's defaults.
+SEPARATORS = st.sampled_from([(",", ":"), (", ", ": "), (",", ": "), (" , ", " : ")])
+
+
+def _record(counts: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "assistant", "message": {"role": "assistant", "usage": counts}}
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["input_tokens", "output_tokens", "web_search_requests"]), GOOD
+    ),
+    SEPARATORS,
+)
+@settings(max_examples=300, deadline=None)
+def test_an_ordinary_line_is_not_walked_however_spaced(
+    counts: dict[str, Any], separators: tuple[str, str]
+) -> None:
+    line = json.dumps(_record(counts), separators=separators).encode()
+    assert _ODD_COUNT.search(line) is None, line
+
+
+@given(
+    st.dictionaries(st.sampled_from(["input_tokens", "cache_read_input_tokens"]), GOOD),
+    st.sampled_from(["output_tokens", "server_requests"]),
+    ODD,
+    SEPARATORS,
+)
+@settings(max_examples=300, deadline=None)
+def test_a_line_with_an_odd_count_is_always_walked(
+    counts: dict[str, Any], key: str, odd: Any, separators: tuple[str, str]
+) -> None:
+    value = _record({**counts, key: odd})
+    if bad_usage(value) is None:  # a float that is whole, say: not odd to the walk either
+        return
+    line = json.dumps(value, separators=separators).encode()
+    assert _ODD_COUNT.search(line) is not None, line
