@@ -33,7 +33,8 @@ much as a small transcript's whole analysis, so "warm×" measures it in one
 process instead: ``analyze FILE --json`` timed in an interpreter that has just
 run it on ``short.jsonl`` (the imports, the tokenizer and the prices loaded; the
 token counts it memoized dropped, so a prompt both transcripts hold is counted
-again), best of at least 3 interpreters, against the floor. The table
+again), best of at least 5 interpreters taken in turns with the floor's (a drift of the
+machine's speed moves both alike), against the floor. The table
 gives wall-clock seconds (best of ``--repeat``), the ratio of import + analyze
 after start-up to the floor, the same in CPU seconds (user + system of each
 process, which the machine's other work hardly moves), and the load average when
@@ -154,6 +155,12 @@ def best_of(repeat: int, args: list[str]) -> Timing | None:
             return None
         runs.append(timing)
     return min(w for w, _ in runs), min(c for _, c in runs)
+
+
+def _best(a: Timing | None, b: Timing | None) -> Timing | None:
+    if a is None or b is None:
+        return b if a is None else a
+    return min(a[0], b[0]), min(a[1], b[1])
 
 
 def best_child(repeat: int, args: list[str]) -> Timing | None:
@@ -293,7 +300,13 @@ def measure(
         else None
     )
     row["raw"] = best_of(repeat, [py, "-m", "assembler", "analyze", str(transcript), "--json"])
-    row["warm"] = best_child(max(repeat, 3), ["--after", str(short), str(transcript)])
+    # the floor and the warm command taken in turns, best of each: a drift of the machine's
+    # speed over the row's minutes moves both alike
+    for _ in range(max(repeat, 5)):
+        row["floor"] = _best(row["floor"], floor(files, 1))
+        row["warm"] = _best(
+            row.get("warm"), best_child(1, ["--after", str(short), str(transcript)])
+        )
     for k in (0, 1):  # wall, then CPU
         if row["import"] is not None and row["analyze"] is not None:
             after = row["import"][k] - fixed["import"][k] + row["analyze"][k] - fixed["analyze"][k]
