@@ -12,7 +12,9 @@ taken in turn. Each copy gets its own ids (its session's file and folder names t
 and its own texts: every text a message carries ends in a mark of the copy, so no
 two sessions share a conversation, as two real sessions do not (they share what the
 agent sends every time, which the tokenizer's memo may then count once, in the
-floor as in the command).
+floor as in the command). Records are written compact, as the agents write them (a
+record written with blanks after its colons took a slower path of the importers' scan
+for odd token counts until that was fixed).
 
 Measured, each in a fresh interpreter:
 
@@ -38,7 +40,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bench_real import CORPUS, ROOT, _beside, _moved, run_measured
+from bench_real import COMPACT, CORPUS, ROOT, _beside, _moved, run_measured
 
 #: Keys whose string value is a text a message carries (Claude Code and Codex).
 _TEXTS = frozenset({"text", "content", "output"})
@@ -65,7 +67,7 @@ def _copy_file(source: Path, target: Path, n: int, session: str | None) -> None:
             record = _marked(_moved(json.loads(line), suffix, timedelta(0)), f" [s{n}]")
             if session is not None and record.get("sessionId") == session:
                 record["sessionId"] = session + suffix
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.write(json.dumps(record, ensure_ascii=False, separators=COMPACT) + "\n")
 
 
 def _readable(corpus: Path) -> list[tuple[str, Path]]:

@@ -11,7 +11,8 @@ of them (``--base``, default ``subagent.jsonl``) at ``--scales`` times its size:
 its turns repeated, each repetition opened by a compaction as a long session's
 are (the context stays the size of the base's, as Claude Code keeps it under its
 window), every id made unique and every time moved on. Generated files live in
-a temporary folder for the run; nothing is written into the project.
+a temporary folder for the run, compact as Claude Code writes them; nothing is written
+into the project.
 
 The app's part (upload to painted step and page switches in Chromium on a real server)
 is ``benchmarks/bench_app_real.py``.
@@ -58,6 +59,8 @@ from typing import Any
 from bench_analyze import _strings, rss_mb
 
 ENCODING = "o200k_base"
+#: How Claude Code and Codex write a record: no blank after a comma or a colon.
+COMPACT = (",", ":")
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "real-traffic"
 #: What a command imports before it reads its input.
@@ -239,7 +242,7 @@ def scaled(base: Path, factor: int, out: Path) -> Path:
     written = 0
     with out.open("w", encoding="utf-8") as f:
         for r in records:
-            line = json.dumps(r, ensure_ascii=False)
+            line = json.dumps(r, ensure_ascii=False, separators=COMPACT)
             f.write(line + "\n")
             written += len(line.encode()) + 1
         copy = 0
@@ -270,7 +273,7 @@ def scaled(base: Path, factor: int, out: Path) -> Path:
                 if "uuid" in r:
                     last = moved["uuid"]
             for r in lines:
-                line = json.dumps(r, ensure_ascii=False)
+                line = json.dumps(r, ensure_ascii=False, separators=COMPACT)
                 f.write(line + "\n")
                 written += len(line.encode()) + 1
     return out
