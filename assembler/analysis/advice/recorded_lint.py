@@ -14,6 +14,7 @@ from itertools import pairwise
 
 from assembler.analysis.engine import AssembledStep
 from assembler.design.wire import CIRCLED
+from assembler.sessions.versions import common_prefix
 
 #: Up to this many changed characters a difference reads as a clock, counter or id, not an edit.
 FEW_CHARACTERS = 40
@@ -33,13 +34,13 @@ def _difference(a: str, b: str) -> tuple[str, str] | None:
     """The differing parts of two texts when they are few characters, else None."""
     if a == b:
         return None
+    if abs(len(a) - len(b)) > FEW_CHARACTERS:
+        # every alignment changes at least the difference in length: not a few characters
+        # (the matcher below took seconds on a message rewritten at length)
+        return None
     # one changed span (a clock, an id) reads best whole: strip what both ends share
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
+    start = common_prefix(a, b)
+    end = min(common_prefix(a[::-1], b[::-1]), min(len(a), len(b)) - start)
     mid_a, mid_b = a[start : len(a) - end], b[start : len(b) - end]
     if max(len(mid_a), len(mid_b)) <= FEW_CHARACTERS:
         return mid_a, mid_b
@@ -65,6 +66,8 @@ def recorded_flags(steps: Sequence[AssembledStep]) -> list[RecordedFlag]:
         before, after = prev.wire.blocks, cur.wire.blocks
         marks = [i for i, b in enumerate(after) if b.breakpoint is not None]
         for i, (a, b) in enumerate(zip(before, after, strict=False)):
+            if a is b:  # the very block of the request before: nothing differs
+                continue
             ahead = [m for m in marks if m >= i]
             if not ahead or a.section != b.section or a.declared_tokens or b.declared_tokens:
                 continue
