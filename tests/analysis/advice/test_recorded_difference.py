@@ -58,6 +58,6 @@ def pairs(draw: st.DrawFn) -> tuple[str, str]:
 
 
 @given(pairs())
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=400, deadline=None)
 def test_the_difference_is_the_plain_comparisons(pair: tuple[str, str]) -> None:
     assert _difference(*pair) == ref_difference(*pair)

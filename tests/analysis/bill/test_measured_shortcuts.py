@@ -115,7 +115,7 @@ def test_links_match_a_walk_over_every_block(steps: list[Step]) -> None:
     st.one_of(st.integers(-2, 45), st.floats(-1, 45, allow_nan=False)),
     st.sampled_from(["anthropic", "openai"]),
 )
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 def test_read_end_matches_a_walk_over_every_block(
     found: list[Block], read: float, provider: str
 ) -> None:

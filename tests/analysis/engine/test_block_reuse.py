@@ -308,7 +308,7 @@ def test_an_unchanged_block_keeps_its_record_object_across_steps() -> None:
 
 
 @given(step_sequences())
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_recorded_requests_keep_records_equal_to_records_made_anew(steps: list[Step]) -> None:
     """A replayed request's records, reused for the blocks that are the very objects of the
     request before, equal the records made for the request alone, and only those are reused."""
