@@ -28,19 +28,12 @@ def ref_difference(a: str, b: str) -> tuple[str, str] | None:
     mid_a, mid_b = a[start : len(a) - end], b[start : len(b) - end]
     if max(len(mid_a), len(mid_b)) <= FEW_CHARACTERS:
         return mid_a, mid_b
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    old: list[str] = []
-    new: list[str] = []
-    changed = 0
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        changed += max(i2 - i1, j2 - j1)
-        if changed > FEW_CHARACTERS:
-            return None
-        old.append(a[i1:i2])
-        new.append(b[j1:j2])
-    return "…".join(old), "…".join(new)
+    ops = [
+        op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in ops) > FEW_CHARACTERS:
+        return None
+    return "…".join(a[i1:i2] for _, i1, i2, _, _ in ops), "…".join(b[j1:j2] for *_, j1, j2 in ops)
 
 
 @st.composite
