@@ -125,13 +125,14 @@ def test_printable_escapes_each_kind_of_control() -> None:
         "a\\u001b[31mb\\u0007\\u009b\\u202e\\u2066c\\u000d\nd\te"
     )
     assert printable("plain — ü 漢字") == "plain — ü 漢字"
+    assert printable("half \ud83d an emoji\x9b") == "half \ud83d an emoji\\u009b"
 
 
 @given(
     st.text(
         st.one_of(
             st.characters(max_codepoint=0x7F),  # ASCII: the quick path
-            st.sampled_from("\x7f\x85\x9b\u061c\u200e\u202e\u2066é—"),
+            st.sampled_from("\x7f\x85\x9b\u061c\u200e\u202e\u2066é—\ud83d"),
             st.characters(),
         )
     )
