@@ -92,6 +92,14 @@ def step_json(s: StepAnalysis) -> dict[str, Any]:
             }
             for b in s.blocks
         ],
+        **_rare_fields(s),
+    }
+
+
+def _rare_fields(s: StepAnalysis) -> dict[str, Any]:
+    """The last fields of :func:`step_json`, which most generated steps leave empty: the
+    streamed writer spells the rest itself and asks for these alone."""
+    return {
         "measured": _usage_json(s.measured),
         "provider_diagnostic": _fields(s.diagnostic, DIAGNOSTIC_FIELDS),
         # sizes of blocks the recorded request did not show, inferred from billed usage
@@ -128,8 +136,7 @@ def _bills(a: SessionAnalysis, recorded: bool) -> dict[int, float | None]:
     return out
 
 
-def _step_out(s: StepAnalysis, checks: dict[int, Any], bills: dict[int, float | None]) -> dict[str, Any]:  # fmt: skip
-    out = step_json(s)
+def _with_bill(out: dict[str, Any], s: StepAnalysis, bills: dict[int, float | None]) -> dict[str, Any]:  # fmt: skip
     u = s.measured
     if u is not None:
         # the recorded keys (input, cache_read, cache_write, output) stay; the
@@ -142,6 +149,11 @@ def _step_out(s: StepAnalysis, checks: dict[int, Any], bills: dict[int, float | 
             "uncached": u.input,
             "billed_usd": None if billed is None else round(billed, 8),
         }
+    return out
+
+
+def _step_out(s: StepAnalysis, checks: dict[int, Any], bills: dict[int, float | None]) -> dict[str, Any]:  # fmt: skip
+    out = _with_bill(step_json(s), s, bills)
     check = checks.get(s.step)
     out["measured_check"] = _measured_check_json(check) if check is not None else None
     return out
@@ -245,7 +257,7 @@ def write_analysis_json(
             found = checks.get(s.step)
             return None if found is None else _measured_check_json(found)
 
-        add = StepText(lambda s: _step_out(s, {}, bills), check).add
+        add = StepText(lambda s: _with_bill(_rare_fields(s), s, bills), check).add
         write('  "steps": [\n    ')
         pieces: list[str] = []
         for i, s in enumerate(a.steps):
