@@ -32,15 +32,14 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bench_real import COMPACT, CORPUS, ROOT, _beside, _moved, run_measured
+from bench_real import COMPACT, CORPUS, _beside, _moved, run_measured
+from bench_real import floor as floor_of
 
 #: Keys whose string value is a text a message carries (Claude Code and Codex).
 _TEXTS = frozenset({"text", "content", "output"})
@@ -104,29 +103,9 @@ def make_folder(sources: list[tuple[str, Path]], count: int, folder: Path) -> in
     return sum(p.stat().st_size for p in folder.rglob("*.jsonl"))
 
 
-def _files(folder: Path) -> Iterator[str]:
-    return (str(p) for p in sorted(folder.rglob("*.jsonl")))
-
-
 def floor_cpu(folder: Path) -> float:
     """CPU seconds to read the folder and tokenize each distinct string once."""
-    list_file = folder.parent / f"{folder.name}.files"
-    list_file.write_text("\n".join(_files(folder)))
-    out = subprocess.run(
-        [sys.executable, __file__, "--floor", str(list_file)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    return float(json.loads(out.stdout)["cpu"])
-
-
-def _floor_child(list_file: str) -> None:
-    from bench_real import floor_child
-
-    files = Path(list_file).read_text().splitlines()
-    print(json.dumps(floor_child(files)))
+    return floor_of(sorted(folder.rglob("*.jsonl")), 1)[1]
 
 
 def usage_run(folder: Path) -> tuple[float, float, float]:
@@ -144,11 +123,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--sessions", type=int, default=500)
-    parser.add_argument("--floor", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.floor:
-        _floor_child(args.floor)
-        return
     if not (args.corpus / "claude-code").is_dir():
         print(f"skipped: {args.corpus} is absent (the real corpus lives beside the checkout)")
         return

@@ -292,7 +292,7 @@ def measure(
         "file": transcript.name,
         "MB": sum(p.stat().st_size for p in files) / 1e6,
         "load": os.getloadavg()[0],
-        "floor": floor(files, repeat),
+        "floor": None,  # below, in turns with the warm command
         "import": best_of(
             repeat, [py, "-m", "assembler", "import", kind, str(transcript), "-o", str(session)]
         ),
@@ -303,13 +303,12 @@ def measure(
         else None
     )
     row["raw"] = best_of(repeat, [py, "-m", "assembler", "analyze", str(transcript), "--json"])
-    # the floor and the warm command taken in turns, best of each: a drift of the machine's
-    # speed over the row's minutes moves both alike
+    # the floor and the warm command taken in turns, best of each, as many times each: a
+    # drift of the machine's speed over the row's minutes moves both alike
+    row["warm"] = None
     for _ in range(max(repeat, 5)):
         row["floor"] = _best(row["floor"], floor(files, 1))
-        row["warm"] = _best(
-            row.get("warm"), best_child(1, ["--after", str(short), str(transcript)])
-        )
+        row["warm"] = _best(row["warm"], best_child(1, ["--after", str(short), str(transcript)]))
     for k in (0, 1):  # wall, then CPU
         if row["import"] is not None and row["analyze"] is not None:
             after = row["import"][k] - fixed["import"][k] + row["analyze"][k] - fixed["analyze"][k]

@@ -55,7 +55,7 @@ provider lifetime longer than the rules assume.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter, is_
+from operator import attrgetter
 
 from assembler.analysis.bill.measured_causes import (
     BLOCK_CHANGED,
@@ -85,6 +85,7 @@ from assembler.analysis.bill.measured_causes import (
     tolerance,
 )
 from assembler.analysis.engine import BlockAnalysis, SessionAnalysis, StepAnalysis
+from assembler.design.wire import leading_same
 
 __all__ = [
     "BLOCK_CHANGED",
@@ -140,8 +141,7 @@ def _links(steps: tuple[StepAnalysis, ...]) -> list[Link]:
         blocks = s.blocks
         # The leading blocks that are the very records of the step before have its prefix
         # hashes, and each of those prefixes was last seen there (it registered them all).
-        kept = list(map(is_, blocks, before))
-        same = kept.index(False) if False in kept else len(kept)
+        same = leading_same(blocks, before)
         del hashes[same:]
         h = hashes[-1] if hashes else 0
         for b in blocks[same:]:

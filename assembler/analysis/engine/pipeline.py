@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from operator import is_
 
 from assembler.analysis.engine.layouts import Layout, builtin_layout
 from assembler.design.assembly import Assembly, assemble
@@ -13,7 +12,7 @@ from assembler.design.calltree_view import TreeRow, tree_rows
 from assembler.design.components import default_registry
 from assembler.design.context import Context, Profile
 from assembler.design.registry import Registry
-from assembler.design.wire import Wire, WireBlock, WireBuilder
+from assembler.design.wire import Wire, WireBlock, WireBuilder, leading_same
 from assembler.errors import UsageError
 from assembler.sessions.model import RecordedBlock, Session
 from assembler.sessions.recorded import RecordedWires
@@ -36,9 +35,7 @@ class RecordedAssemblies:
 
     def build(self, wire: Wire) -> Assembly:
         blocks = wire.blocks
-        # the first place the two requests hold different objects, found at C speed
-        kept = list(map(is_, blocks, self._blocks))
-        same = kept.index(False) if False in kept else len(kept)
+        same = leading_same(blocks, self._blocks)
         records = self._records[:same] + tuple(
             BlockRecord(
                 name=b.name,

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json.encoder
 import math
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from assembler.analysis.engine import BlockAnalysis, Miss, StepAnalysis
 from assembler.analysis.reports.indented_json import dumps_indented
 from assembler.design.context import format_time
+from assembler.design.wire import leading_same
 
 _quote: Callable[[str], str] = json.encoder.encode_basestring
 
@@ -196,8 +196,7 @@ class StepText:
     def _block_texts(self, blocks: tuple[BlockAnalysis, ...]) -> list[str]:
         """The blocks' texts, each after a separator; those the previous step had in
         the same leading places (the very same records) are taken from its list."""
-        same = list(map(operator.is_, blocks, self._last_blocks))
-        k = same.index(False) if False in same else len(same)
+        k = leading_same(blocks, self._last_blocks)
         block = self._block
         texts = self._last_texts[:k] + [block(b) for b in blocks[k:]]
         self._last_blocks, self._last_texts = blocks, texts
