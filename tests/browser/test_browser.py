@@ -269,3 +269,22 @@ def test_an_edited_layout_goes_from_compare_to_recommend_and_back(server: str, t
     settle(tab)
     assert "head=text" in tab.url, tab.url
     expect(tab.locator('[data-testid="stMetric"]', has_text="Cost, base")).to_contain_text(now)
+
+
+def test_the_tab_loads_the_chart_code_while_the_step_view_idles(server: str, tab: Any) -> None:
+    asked: list[str] = []
+    tab.on("request", lambda r: asked.append(r.url.rsplit("/", 1)[-1]))
+    tab.goto(server)
+    indicator(tab, "Step 1 / 21")
+    settle(tab)
+    tab.wait_for_function("() => window.__caiWarm === 'done'", timeout=30_000)
+    expect(tab.locator('[data-testid="stPlotlyChart"]')).to_have_count(0)  # none drawn here
+    assert len([n for n in asked if n.startswith("PlotlyChart.")]) == 1
+    assert len([n for n in asked if n.startswith("DataFrame.")]) == 1
+    tab.locator('[data-testid="stSidebar"] a', has_text="Timeline").first.click()
+    charts = tab.locator('[data-testid="stPlotlyChart"] .main-svg')
+    expect(charts.first).to_be_visible(timeout=30_000)
+    settle(tab)
+    # the frontend's own import found the module the tab had loaded: asked for once
+    assert len([n for n in asked if n.startswith("PlotlyChart.")]) == 1
+    expect(tab.locator('[data-testid="stException"]')).to_have_count(0)

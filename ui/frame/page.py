@@ -12,7 +12,7 @@ from assembler.analysis.engine import LayoutError
 from assembler.errors import UsageError
 from assembler.limits import one_line
 from assembler.sessions.model import SessionError
-from ui.frame import warm_up
+from ui.frame import warm_browser, warm_up
 from ui.html import STYLE, literal
 from ui.state.work_budget import RUNS
 
@@ -87,5 +87,7 @@ def guarded(body: Callable[[], None]) -> None:
             "The details are in the server log.",
             icon=":material/error:",
         )
-    # the page is drawn: the libraries the next pages need load while the user reads it
+    # the page is drawn: the libraries the next pages need load while the user reads it,
+    # in the server and in the browser
     warm_up.start()
+    warm_browser.place()
