@@ -148,9 +148,11 @@ def _chart(
     frame = charts.thin(frame, [f"{column}_base", f"{column}_head"])  # extremes kept
     if len(frame) < full:
         title += f" ({len(frame):,} of {full:,} steps: extremes kept)"
+    # thinned: SVG, as the Timeline's (WebGL traces started a software WebGL context here)
+    trace = charts.THINNED_TRACE
     for side, name, colour in (("base", base, "#3b5bdb"), ("head", head, "#e8590c")):
         fig.add_trace(
-            go.Scattergl(
+            trace(
                 x=frame["step"],
                 y=frame[f"{column}_{side}"],
                 name=charts.label(f"{side}: {name}"),
