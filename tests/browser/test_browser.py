@@ -30,6 +30,8 @@ def focus_page(page: Page) -> None:
     """Wait until the step buttons (and their shortcuts) are live; focus the page, not a widget."""
     expect(page.locator(".st-key-next button").first).to_be_visible()
     expect(page.locator(".st-key-prev button").first).to_be_visible()
+    # the key listener mounts with the page, after its buttons: presses before it are not seen
+    page.wait_for_function("() => window.__caiStepKeys && window.__caiStepKeys.active")
     page.locator('[data-testid="stCaptionContainer"]').first.click()
 
 
