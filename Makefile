@@ -55,11 +55,12 @@ PYTEST_UNIT := $(BIN)/pytest --ignore=tests/browser -n auto --dist loadscope
 unit: $(STAMP)
 	$(UNIT_NICE) $(PYTEST_UNIT) -m "not browser"
 
-# Two workers, a file's tests on one (each worker starts its own app server and chromium): the
-# browser tests mostly wait (on uploads, budgets, a closed tab's memory), and two runs overlap
-# their waits (measured alone: 388 s in one process, 236 s in two).
+# Two workers (each starts its own app server and chromium): the browser tests mostly wait (on
+# uploads, budgets, a closed tab's memory), and two runs overlap their waits (measured alone:
+# 388 s in one process, 236 s in two). The tests that time the server's answers to the second
+# are one group, run one after another on one worker, never two at once.
 browser: $(STAMP) chromium
-	$(BIN)/pytest tests/browser -m browser -n 2 --dist loadfile
+	$(BIN)/pytest tests/browser -m browser -n 2 --dist loadgroup
 
 check: lint types imports
 	$(PYTEST_UNIT) -m "not browser and not slow"
