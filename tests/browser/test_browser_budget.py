@@ -25,7 +25,7 @@ from assembler.sessions.generator import generate_session, write_session
 from scripts.app_server import running_app
 from tests.browser.test_browser import upload_session
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("timed")]
+pytestmark = pytest.mark.browser
 
 BUDGET = 1.0
 STEPS = 10_000  # about 17 MB, under the upload limit

@@ -20,7 +20,7 @@ from tests.hostile.build import CLAUDE, HOSTILE_URL, IMAGE, T, events, header, j
 from tests.hostile.long_transcripts import claude_code, otel_spans
 from ui.state.work_budget import ANSWER_SECONDS
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("timed")]
+pytestmark = pytest.mark.browser
 
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 HOST = HOSTILE_URL.split("/")[2]
