@@ -48,8 +48,8 @@ imports: $(STAMP)
 
 # Tests run on every core, a module's tests on one worker (its module-scoped fixtures are
 # built once). tests/browser is left out of the collection, not only deselected: its modules
-# import Playwright and the SDKs in every worker. The browser tests run after, in their own
-# run, which shares one app server and one chromium among its modules.
+# import Playwright and the SDKs in every worker. The browser tests have their own run
+# (below), where each process shares one app server and one chromium among its modules.
 PYTEST_UNIT := $(BIN)/pytest --ignore=tests/browser -n auto --dist loadscope
 
 unit: $(STAMP)
