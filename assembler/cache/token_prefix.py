@@ -28,6 +28,8 @@ from assembler.cache.store import CacheStore
 from assembler.design.wire import WireBlock, leading_same
 from assembler.sessions.model import RequestSettings
 
+NAMES_KEPT = 1 << 16  # block names remembered per simulator, then forgotten at once
+
 # --- token-prefix providers ----------------------------------------------------------
 
 
@@ -92,6 +94,9 @@ class TokenPrefixSimulator:
         )
         rule = rules()[provider].get("uncounted_kinds")
         self.uncounted = frozenset(rule["value"] if rule is not None else ())
+        # whether a block name is of an uncounted kind: a session's requests resend the
+        # same names, and every request's blocks are asked about again
+        self._uncounted_names: dict[str, bool] = {}
 
     def _keys(self, blocks: Sequence[WireBlock], model: str) -> _Keyed:
         """Per segment (line): the key of the prefix ending there and the tokens up
@@ -172,7 +177,19 @@ class TokenPrefixSimulator:
 
     def uncounted_tokens(self, model: str, blocks: Iterable[tuple[str, int]]) -> int:
         """Tokens of the (name, tokens) blocks a full read of them leaves out of the count."""
-        return sum(n for name, n in blocks if name_kind(name) in self.uncounted)
+        if not self.uncounted:
+            return 0
+        known = self._uncounted_names
+        if len(known) > NAMES_KEPT:  # one simulator may serve a folder of sessions
+            known.clear()
+        total = 0
+        for name, n in blocks:
+            hit = known.get(name)
+            if hit is None:
+                hit = known[name] = name_kind(name) in self.uncounted
+            if hit:
+                total += n
+        return total
 
     def minimum(self, model: str) -> int:
         if self.provider == "openai":

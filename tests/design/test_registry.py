@@ -109,3 +109,8 @@ def test_default_registry_is_a_fresh_instance() -> None:
     a, b = default_registry(), default_registry()
     a.unregister("identity")
     assert "identity" in b and "identity" not in a
+    b.replace("tools", order=99)
+    assemble(b, CTX)  # b's memo and sorted views filled
+    c = default_registry()  # a copy of the built-ins, untouched by a and b
+    assert "identity" in c and c.get("tools").order != 99
+    assert not c.assembly_memo and not c.profile_records and list(c) != list(b)

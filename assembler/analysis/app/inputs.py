@@ -3,8 +3,9 @@
 A target is a session file, a raw transcript (a Claude Code transcript with its
 ``<session-id>/subagents/`` folder beside it, a Codex rollout, a request log, OTel
 traces), a zip of them, a folder of any mix (walked into its subfolders), or a glob.
-Each file is recognised by its content and a raw one imported in memory by
-:func:`assembler.analysis.app.uploads.read_upload`, the app's own path: no import step.
+Each file is recognised by its content and a raw one imported in memory, with no import
+step: a file on disk where it lies (:func:`assembler.analysis.app.uploads.read_in_place`),
+one inside a zip as the app imports an upload (:func:`~assembler.analysis.app.uploads.read_files`).
 
 One session is named by a string a worker process can open again: a file's path, or
 ``ARCHIVE.zip:MEMBER`` for a file inside a zip.
@@ -23,6 +24,7 @@ from assembler.analysis.app.uploads import (
     UploadError,
     is_subagent,
     read_files,
+    read_in_place,
     recognise,
     unzip,
     zip_names,
@@ -159,14 +161,6 @@ def _zip_member_files(archive: Path, inner: str) -> list[tuple[str, bytes]]:
     return sorted(files, key=lambda f: f[0] != inner)
 
 
-def _disk_subagents(path: Path) -> list[tuple[str, bytes]]:
-    for folder in (path.parent / path.stem / "subagents", path.parent / "subagents"):
-        if folder.is_dir():
-            files = sorted(p for p in folder.glob("*.jsonl") if is_subagent(p.name))
-            return [(str(p), _read(p)) for p in files]
-    return []
-
-
 def _read(path: Path) -> bytes:
     try:
         return read_capped(path, RAW_MAX_BYTES)
@@ -196,8 +190,11 @@ def open_session(name: str) -> Opened:
             f"{name}: a subagent transcript without its session: expected "
             f"{owner.name}.jsonl beside {owner.name}/subagents/"
         )
-    subs = _disk_subagents(path) if kind == CLAUDE_CODE else []
-    return _opened(name, [(name, raw), *subs])
+    try:
+        read = read_in_place(name, kind)
+    except UploadError as exc:  # already one line naming the file (and the line)
+        raise InputError(str(exc)) from None
+    return Opened(name, session_from_document(read.data, name), kind, read.summary, read.warnings)
 
 
 def _opened(name: str, files: list[tuple[str, bytes]], called: str | None = None) -> Opened:

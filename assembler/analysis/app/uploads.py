@@ -386,13 +386,37 @@ def read_files(files: list[tuple[str, bytes]]) -> Upload | ImportedUpload:
             folder.mkdir()
             for sub_name, sub_raw in subs:
                 (folder / sub_name).write_bytes(sub_raw)
+        real_subs = sum(1 for n, _ in subs if "acompact" not in n)
+        return _imported(name, kind, path, folder, real_subs)
+
+
+def read_in_place(name: str, kind: str) -> ImportedUpload:
+    """A raw file on disk (``name``, of ``kind``) imported where it lies, its subagent
+    folder found beside it as the ``import`` command finds it: what :func:`read_files`
+    makes of the same bytes, without first copying the file and its subagents into a
+    temporary folder (a tenth of a small transcript's analysis, measured)."""
+    path = Path(name)
+    real_subs = 0
+    if kind == CLAUDE_CODE:
+        from assembler.sessions.importers.claude_code import subagent_files
+
         try:
-            imported = import_session(kind, path, subagents=folder)
+            real_subs = len(subagent_files(path, None))
         except ImporterError as exc:
-            # The importer names the temporary path; the user knows the file by its name.
-            raise UploadError(str(exc).replace(str(path), name)) from None
-    warnings = tuple(w.replace(str(path), name) for w in imported.warnings)
-    real_subs = sum(1 for n, _ in subs if "acompact" not in n)
+            raise UploadError(str(exc)) from None
+    return _imported(name, kind, path, None, real_subs)
+
+
+def _imported(
+    name: str, kind: str, path: Path, folder: Path | None, real_subs: int
+) -> ImportedUpload:
+    """``path`` imported as ``kind``; messages name it ``name``, as the user knows it."""
+    shown = str(path)
+    try:
+        imported = import_session(kind, path, subagents=folder)
+    except ImporterError as exc:
+        raise UploadError(str(exc).replace(shown, name)) from None
+    warnings = tuple(w.replace(shown, name) for w in imported.warnings)
     return ImportedUpload(
         name, kind, imported.data, _summary(kind, imported.data, real_subs), warnings
     )

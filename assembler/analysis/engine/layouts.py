@@ -10,6 +10,7 @@ and change the cache lifetime, for all of them (``ttl``) or per breakpoint
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -397,6 +398,8 @@ def _line_of(field: str, lines: Mapping[tuple[str | int, ...], int]) -> int | No
     return None
 
 
+# A built-in layout is package data: read and checked once per process. Layouts are frozen.
+@functools.cache
 def builtin_layout(name: str) -> Layout:
     if name not in BUILTIN_LAYOUTS:
         raise LayoutError(
