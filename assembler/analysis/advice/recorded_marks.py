@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import compress
+from operator import attrgetter
 
 from assembler.cache.providers import normalize_provider
 from assembler.errors import UsageError
@@ -114,6 +116,7 @@ class Resolvers:
 
 
 Marks = tuple[tuple[Rule, str], ...]  # (rule, lifetime) in wire order
+_MARKED = attrgetter("breakpoint")
 
 
 def resolve(
@@ -193,11 +196,15 @@ def with_marks(session: Session, marks_of: MarksOf, provider: str | None = None)
         if isinstance(e, LLMCall) and e.request is not None and id(e) in marked:
             blocks = e.request.blocks()
             marks = marks_of(e, blocks)
-            new = tuple(
-                b if not b.breakpoint and i not in marks else marked_as(b, marks.get(i))
-                for i, b in enumerate(blocks)
-            )
-            e = replace(e, request=RecordedRequest(new), ttl="5m")
+            # only the blocks marked before or after change: found by C-level iteration,
+            # not a Python step per block of every request of every plan
+            new = list(blocks)
+            for i in compress(range(len(blocks)), map(_MARKED, blocks)):
+                if i not in marks:
+                    new[i] = marked_as(blocks[i], None)
+            for i, ttl in marks.items():
+                new[i] = marked_as(blocks[i], ttl)
+            e = replace(e, request=RecordedRequest(tuple(new)), ttl="5m")
         events.append(e)
     return replace(session, events=tuple(events))
 
