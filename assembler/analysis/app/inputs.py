@@ -1,4 +1,4 @@
-"""Any input as sessions: how every command opens what it is given, as the app opens an upload.
+"""Any input as sessions: how every command opens what it is given, recognised as an upload is.
 
 A target is a session file, a raw transcript (a Claude Code transcript with its
 ``<session-id>/subagents/`` folder beside it, a Codex rollout, a request log, OTel
