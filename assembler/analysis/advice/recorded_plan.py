@@ -39,7 +39,13 @@ from assembler.analysis.advice.recorded_marks import (
     with_marks,
 )
 from assembler.analysis.advice.recorded_trace import recorded_traces
-from assembler.analysis.engine import TTLS, SessionAnalysis, analyze, runs_as_recorded
+from assembler.analysis.engine import (
+    TTLS,
+    SessionAnalysis,
+    analyze,
+    runs_as_recorded,
+    session_bill,
+)
 from assembler.cache.rules import rules
 from assembler.sessions.model import LLMCall, Session
 
@@ -105,13 +111,17 @@ def _bill(
     billed: float | None = None
     for s in sessions:
         applied = s if marks is None else with_marks(s, marks, provider)
-        a = analyze(applied, provider=provider, model=model)
-        usd += a.totals["usd"]
-        tokens += a.totals["tokens"]
-        read += a.totals["read"]
-        own = billed_of(a) if billed_of is not None else None
-        if own is not None and runs_as_recorded(s, provider, model):
-            billed = (billed or 0.0) + own
+        if billed_of is None:  # the simulated bill alone: no step's records are read
+            totals = session_bill(applied, provider=provider, model=model)
+        else:
+            a = analyze(applied, provider=provider, model=model)
+            totals = a.totals
+            own = billed_of(a)
+            if own is not None and runs_as_recorded(s, provider, model):
+                billed = (billed or 0.0) + own
+        usd += totals["usd"]
+        tokens += totals["tokens"]
+        read += totals["read"]
     return Bill(usd, read / tokens if tokens else 0.0), billed
 
 

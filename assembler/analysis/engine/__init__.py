@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from assembler.lazy import lazy_names
 
 if TYPE_CHECKING:  # the public names; each loads its module when first used
-    from assembler.analysis.engine.analyzer import analyze
+    from assembler.analysis.engine.analyzer import analyze, session_bill
     from assembler.analysis.engine.diagnostics import diagnostic_lines
     from assembler.analysis.engine.importing import import_file, import_session
     from assembler.analysis.engine.layout_text import check_names, full_layout_text
@@ -75,6 +75,7 @@ __all__ = [
     "parse_layout_text",
     "request_json",
     "runs_as_recorded",
+    "session_bill",
     "wire_format",
     "wire_json",
 ]

@@ -211,7 +211,11 @@ def _analyze(
     ttl: str | None,
     progress: Callable[[int, int], None] | None,
     store: CacheStore | None,
+    bill_only: bool = False,
 ) -> SessionAnalysis:
+    """``bill_only``: each step simulated and priced as always, but nothing else made (no
+    changes, misses, block records or layer sums); the analysis keeps no steps, only the
+    totals, summed in step order as :func:`totals_of` sums them."""
     layout = layout or builtin_layout("seed")
     ttl = ttl or layout.ttl
     first_provider = normalize_provider(provider or session.profile.provider)
@@ -228,6 +232,7 @@ def _analyze(
     # counted only for a progress report: a pass over every event
     n_steps = 0 if progress is None else sum(map(isinstance, session.events, repeat(LLMCall)))
     steps: list[StepAnalysis] = []
+    bills: list[tuple[int, int, int, int, float, float]] = []  # bill_only: per step
     prev: PreviousStep | None = None
     records = BlockRecords()
     sums = LayerSums()
@@ -266,7 +271,9 @@ def _analyze(
             result = sim.request(blocks, mdl, at, cache, call.settings)
         day = days.of(at, profile.environment.timezone)
         read, write, total = result.read, result.write, result.total
-        if prev is None:
+        if bill_only:  # what the step changed and why it missed: not part of a bill
+            miss = None
+        elif prev is None:
             same = 0
             changes = block_changes(blocks, None, False)
             miss = None
@@ -313,6 +320,11 @@ def _analyze(
             # the recorded searches are billed whatever the cache does
             measured.web_searches if measured is not None else 0,
         )
+        if bill_only:
+            tokens = sum(result.block_tokens)
+            bills.append((tokens, read, write, uncached, usd, usd_without_cache))
+            prev = PreviousStep(blocks, read, write, mdl, prov, at, day, call.index, platform)
+            continue
         warnings = _warnings(result, assembled.assembly)
         if context and pricer.unpriced:
             warnings += (unpriced_warning(context, pricer.unpriced, mdl),)
@@ -366,7 +378,7 @@ def _analyze(
         ttl=_ttl_label(first_sim, first_model),
         approximate_tokens=engine.approximate,
         steps=tuple(steps),
-        totals=totals_of(steps),
+        totals=_bill_totals(bills) if bill_only else totals_of(steps),
         token_scale=dict(engine.scales),
     )
 
@@ -386,6 +398,31 @@ def _warnings(result: CacheResult, assembly: Assembly) -> tuple[str, ...]:
     return result.notes + tuple(
         one_line(f"component {r.name!r} failed: {r.error}", 600) for r in assembly.errors
     )
+
+
+def session_bill(
+    session: Session, *, provider: str | None = None, model: str | None = None
+) -> dict[str, float]:
+    """``analyze(session, provider=, model=).totals``, each step simulated and priced alike,
+    without what a bill does not need (a plan search bills a session once per plan)."""
+    check_analysis_work(session)
+    with collector_paused():
+        return _analyze(session, None, provider, model, None, None, None, True).totals
+
+
+def _bill_totals(bills: Sequence[tuple[int, int, int, int, float, float]]) -> dict[str, float]:
+    """:func:`totals_of` of the steps ``bills`` stand for: the same sums in the same order."""
+    tokens = sum(b[0] for b in bills)
+    read = sum(b[1] for b in bills)
+    return {
+        "tokens": tokens,
+        "read": read,
+        "write": sum(b[2] for b in bills),
+        "uncached": sum(b[3] for b in bills),
+        "hit_ratio": read / tokens if tokens else 0.0,
+        "usd": sum(b[4] for b in bills),
+        "usd_without_cache": sum(b[5] for b in bills),
+    }
 
 
 def totals_of(steps: Sequence[StepAnalysis]) -> dict[str, float]:
