@@ -68,11 +68,12 @@ browser: $(STAMP) chromium
 check: lint types imports
 	$(PYTEST_UNIT) -m "not browser and not slow"
 
-# The unit run keeps both cores busy; the browser run mostly waits on its server and
-# chromium (measured: 150 s of CPU in 350 s), so the two run side by side, each run's
-# output printed whole when it ends. The unit run yields the CPU (nice 10): the browser
-# tests time a real server's answers to the second; the unit tests' limits are on CPU
-# time, or wide.
+# The unit run keeps both cores busy; the browser run waits on its server for much of its
+# time, though chromium keeps about one core busy (its renderers, measured per process:
+# docs/benchmarks.md). Side by side they took 6 min 17 s, one after the other 7 min 6 s
+# (176 s + 250 s, each alone). Each run's output is printed whole when it ends. The unit
+# run yields the CPU (nice 10): the browser tests time a real server's answers to the
+# second; the unit tests' limits are on CPU time, or wide.
 test: $(STAMP) chromium lint types imports
 	@$(MAKE) --no-print-directory -j2 --output-sync=target unit browser UNIT_NICE="nice -n 10"
 
