@@ -10,7 +10,7 @@ labels, no breakpoint markers.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, is_
 from typing import Any
@@ -183,6 +183,34 @@ def leading_same(a: Sequence[object], b: Sequence[object]) -> int:
     flags = list(map(is_, a, b))
     flags.append(False)
     return flags.index(False)
+
+
+def prefix_links(requests: Iterable[Sequence[Any]]) -> Iterator[tuple[int | None, int]]:
+    """For each request (blocks with ``section`` and ``text``), the earlier request with the
+    longest common block prefix (the latest on a tie) and how many blocks they share: the
+    request it continues, as a prefix cache sees it; None where it shares no block with
+    any. Leading blocks that are the very objects of the request before have its prefix
+    hashes, and each of those prefixes was last seen there, so they are not hashed again."""
+    latest: dict[int, int] = {}  # prefix hash → index of the latest request with that prefix
+    before: Sequence[Any] = ()
+    hashes: list[int] = []
+    for i, blocks in enumerate(requests):
+        same = leading_same(blocks, before)
+        del hashes[same:]
+        h = hashes[-1] if hashes else 0
+        for b in blocks[same:]:
+            h = hash((h, b.section, b.text))
+            hashes.append(h)
+        best: int | None = i - 1 if same else None
+        shared = same
+        for k in range(same, len(hashes)):
+            j = latest.get(hashes[k])
+            if j is None:
+                break
+            best, shared = j, k + 1
+        yield best, shared
+        latest.update(dict.fromkeys(hashes, i))
+        before = blocks
 
 
 _NAME = attrgetter("name")

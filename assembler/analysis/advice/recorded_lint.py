@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from itertools import pairwise
 
 from assembler.analysis.engine import AssembledStep
-from assembler.design.wire import CIRCLED
+from assembler.design.wire import CIRCLED, WireBlock, prefix_links
 from assembler.sessions.versions import common_prefix
 
 #: Up to this many changed characters a difference reads as a clock, counter or id, not an edit.
@@ -59,20 +58,53 @@ def _difference(a: str, b: str) -> tuple[str, str] | None:
     return "…".join(old), "…".join(new)
 
 
+def _named(blocks: Sequence[WireBlock]) -> dict[tuple[str, int], WireBlock]:
+    """Each block by its name and, for a name sent twice (two calls of one tool in one
+    message), which of them it is."""
+    seen: dict[str, int] = {}
+    out: dict[tuple[str, int], WireBlock] = {}
+    for b in blocks:
+        k = seen[b.name] = seen.get(b.name, -1) + 1
+        out[(b.name, k)] = b
+    return out
+
+
 def recorded_flags(steps: Sequence[AssembledStep]) -> list[RecordedFlag]:
-    """Blocks ahead of a breakpoint that differ from the previous request in a few characters."""
+    """Blocks ahead of a breakpoint that differ from the previous request in a few characters.
+
+    The previous request is the one this request continues, as the cache sees it: the
+    earlier request with the longest common block prefix, else (a block changed at its very
+    head) the request just before. A subagent's requests come between a thread's, and each
+    continues its own thread. A block is compared with the block of its name there (its
+    section, message and content kind), not with whatever stood at its place: a request that
+    adds a block near its head (a compaction call's own instructions) moves every block
+    after it, and two neighbouring tool calls of one tool differ in a few characters. The
+    comparison ends where the history diverges (a block the previous request did not have,
+    or one rewritten at length): past it the blocks are another history, not these changed."""
     flags: list[RecordedFlag] = []
-    for prev, cur in pairwise(steps):
-        before, after = prev.wire.blocks, cur.wire.blocks
+    requests = [s.wire.blocks for s in steps]
+    for n, (link, _) in enumerate(prefix_links(requests)):
+        if n == 0:
+            continue
+        before, after = requests[n - 1 if link is None else link], requests[n]
+        cur = steps[n]
         marks = [i for i, b in enumerate(after) if b.breakpoint is not None]
-        for i, (a, b) in enumerate(zip(before, after, strict=False)):
-            if a is b:  # the very block of the request before: nothing differs
+        named = _named(before)
+        seen: dict[str, int] = {}
+        for i, b in enumerate(after):
+            k = seen[b.name] = seen.get(b.name, -1) + 1
+            a = before[i] if i < len(before) and before[i] is b else named.get((b.name, k))
+            if a is b:  # the very block of the request before
                 continue
-            ahead = [m for m in marks if m >= i]
-            if not ahead or a.section != b.section or a.declared_tokens or b.declared_tokens:
-                continue
+            if a is None or a.section != b.section:
+                break  # the history diverges here: what follows is not those blocks changed
+            if a.declared_tokens or b.declared_tokens or a.text == b.text:
+                continue  # sized by the bill alone, or the same text
             diff = _difference(a.text, b.text)
             if diff is None:
+                break  # rewritten at length: an edit, or another conversation from here on
+            ahead = [m for m in marks if m >= i]
+            if not ahead:
                 continue
             mark = after[ahead[0]].breakpoint or 1
             flags.append(

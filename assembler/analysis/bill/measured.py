@@ -84,8 +84,8 @@ from assembler.analysis.bill.measured_causes import (
     simulated_side,
     tolerance,
 )
-from assembler.analysis.engine import BlockAnalysis, SessionAnalysis, StepAnalysis
-from assembler.design.wire import leading_same
+from assembler.analysis.engine import SessionAnalysis, StepAnalysis
+from assembler.design.wire import prefix_links
 
 __all__ = [
     "BLOCK_CHANGED",
@@ -133,32 +133,10 @@ class MeasuredComparison:
 
 def _links(steps: tuple[StepAnalysis, ...]) -> list[Link]:
     """For each step, the earlier step with the longest common block prefix (latest on a tie)."""
-    latest: dict[int, int] = {}  # prefix hash → index of the latest step with that prefix
     out: list[Link] = []
-    before: tuple[BlockAnalysis, ...] = ()
-    hashes: list[int] = []
-    for i, s in enumerate(steps):
-        blocks = s.blocks
-        # The leading blocks that are the very records of the step before have its prefix
-        # hashes, and each of those prefixes was last seen there (it registered them all).
-        same = leading_same(blocks, before)
-        del hashes[same:]
-        h = hashes[-1] if hashes else 0
-        for b in blocks[same:]:
-            h = hash((h, b.section, b.text))
-            hashes.append(h)
-        best: int | None = i - 1 if same else None
-        shared = same
-        for k in range(same, len(hashes)):
-            j = latest.get(hashes[k])
-            if j is None:
-                break
-            best, shared = j, k + 1
+    for s, (best, shared) in zip(steps, prefix_links(s.blocks for s in steps), strict=True):
         prev = steps[best] if best is not None else None
-        tokens = sum(map(_TOKENS, blocks[:shared]))
-        out.append(Link(prev, shared, tokens))
-        latest.update(dict.fromkeys(hashes, i))
-        before = blocks
+        out.append(Link(prev, shared, sum(map(_TOKENS, s.blocks[:shared]))))
     return out
 
 

@@ -157,6 +157,105 @@ def test_recorded_requests_flag_the_few_characters_that_differ_ahead_of_a_breakp
     assert report.errors == 1
 
 
+SHIFTED = """
+format: context-session/1
+session:
+  id: recorded-shift
+  agent: {name: proxy}
+  provider: anthropic
+  model: claude-sonnet-4-5
+events:
+  - {type: enter, at: "2026-03-01T10:00:00Z", function: main}
+  - type: llm
+    at: "2026-03-01T10:00:05Z"
+    output: ok
+    request:
+      blocks:
+        - {section: system, name: "system[0]", text: "You are a helper.", breakpoint: true}
+        - {section: messages, name: "messages[0] tool_use Read", role: assistant, text: '{"id": "toolu_01AAAA", "input": {"file_path": "/src/a.py"}}'}
+        - {section: messages, name: "messages[1] tool_use Read", role: assistant, text: '{"id": "toolu_01BBBB", "input": {"file_path": "/src/b.py"}}'}
+        - {section: messages, name: "messages[2]", role: user, text: "go on", breakpoint: true}
+  - type: llm
+    at: "2026-03-01T10:01:10Z"
+    output: ok
+    request:
+      blocks:
+        - {section: system, name: "system[0]", text: "You are a helper.", breakpoint: true}
+        - {section: system, name: "system[1]", text: "Summarise the conversation so far."}
+        - {section: messages, name: "messages[0] tool_use Read", role: assistant, text: '{"id": "toolu_01AAAA", "input": {"file_path": "/src/a.py"}}'}
+        - {section: messages, name: "messages[1] tool_use Read", role: assistant, text: '{"id": "toolu_01BBBB", "input": {"file_path": "/src/b.py"}}'}
+        - {section: messages, name: "messages[2]", role: user, text: "go on", breakpoint: true}
+"""
+
+
+def test_a_block_is_compared_with_the_block_of_its_name_not_of_its_place() -> None:
+    """A request with one more block near its head (a compaction call's instructions): each
+    later block stands where its neighbour stood, and two calls of one tool differ in a few
+    characters, but no block changed."""
+    report = lint_session(parse_session(SHIFTED, "shifted.yaml"))
+    assert not report.recorded and report.errors == 0
+    # without the added block, a block's own text changed in a few characters (its tool
+    # call's id) is flagged, by its name
+    same_head = SHIFTED.replace(
+        '        - {section: system, name: "system[1]", text: "Summarise the conversation so far."}\n',
+        "",
+    )
+    head, tail = same_head.rsplit("toolu_01BBBB", 1)
+    flagged = lint_session(parse_session(head + "toolu_01CCCC" + tail, "id.yaml"))
+    assert [(f.step, f.block, f.before, f.after) for f in flagged.recorded] == [
+        (2, "messages[1] tool_use Read", "BBBB", "CCCC")
+    ]
+
+
+def _request(at: str, *messages: str) -> str:
+    blocks = "".join(
+        f'\n        - {{section: messages, name: "messages[{i}]", role: user, text: "{m}"'
+        + (", breakpoint: true}" if i == len(messages) - 1 else "}")
+        for i, m in enumerate(messages)
+    )
+    return f"""
+  - type: llm
+    at: "{at}"
+    output: ok
+    request:
+      blocks:
+        - {{section: system, name: "system[0]", text: "You are a helper.", breakpoint: true}}{blocks}"""
+
+
+THREADS = (
+    """
+format: context-session/1
+session:
+  id: recorded-threads
+  agent: {name: proxy}
+  provider: anthropic
+  model: claude-sonnet-4-5
+events:
+  - {type: enter, at: "2026-03-01T10:00:00Z", function: main}"""
+    + _request("2026-03-01T10:00:05Z", "Fix the bug in a.py", "Read a.py: 12 lines")
+    # a subagent's request between two of the main thread's: its own messages
+    + _request(
+        "2026-03-01T10:00:20Z",
+        "You are a search agent. Look through the repository for the cause of the failure.",
+        "Read b.py: 14 lines",
+    )
+    + _request("2026-03-01T10:00:40Z", "Fix the bug in a.py", "Read a.py: 12 lines", "done")
+)
+
+
+def test_a_request_is_compared_with_the_one_it_continues() -> None:
+    """A subagent's request between two of the main thread's has a tool result that differs
+    from theirs in a few characters; each thread's requests are compared with their own
+    thread's, and a new conversation is not its first request's earlier ones changed."""
+    report = lint_session(parse_session(THREADS, "threads.yaml"))
+    assert not report.recorded
+    # the main thread's own message changed in a few characters is still flagged
+    head, tail = THREADS.rsplit("Read a.py: 12 lines", 1)  # in the main thread's second
+    moved = head + "Read a.py: 13 lines" + tail
+    flags = lint_session(parse_session(moved, "moved.yaml")).recorded
+    assert [(f.step, f.block, f.before, f.after) for f in flags] == [(3, "messages[1]", "2", "3")]
+
+
 def test_lint_exits_1_on_an_error_and_0_on_the_seed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
