@@ -121,31 +121,54 @@ events:
     return parse_session(text, "json-results.yaml")
 
 
-RECORDED = """
+def _header(session_id: str) -> str:
+    """A recorded session's head: its id, an Anthropic model, the main call entered."""
+    return f"""
 format: context-session/1
 session:
-  id: recorded-clock
-  agent: {name: proxy}
+  id: {session_id}
+  agent: {{name: proxy}}
   provider: anthropic
   model: claude-sonnet-4-5
 events:
-  - {type: enter, at: "2026-03-01T10:00:00Z", function: main}
+  - {{type: enter, at: "2026-03-01T10:00:00Z", function: main}}"""
+
+
+def _llm(at: str, *blocks: str) -> str:
+    """One recorded request, its blocks as YAML flow mappings."""
+    lines = "".join(f"\n        - {b}" for b in blocks)
+    return f"""
   - type: llm
-    at: "2026-03-01T10:00:05Z"
+    at: "{at}"
     output: ok
     request:
-      blocks:
-        - {section: system, name: "system[0]", text: "You are a helper. Time now: 10:00:05. Answer briefly.", breakpoint: true}
-        - {section: messages, name: "messages[0]", role: user, text: "first question"}
-  - type: llm
-    at: "2026-03-01T10:01:10Z"
-    output: ok
-    request:
-      blocks:
-        - {section: system, name: "system[0]", text: "You are a helper. Time now: 10:01:10. Answer briefly.", breakpoint: true}
-        - {section: messages, name: "messages[0]", role: user, text: "first question"}
-        - {section: messages, name: "messages[1]", role: user, text: "second question"}
-"""
+      blocks:{lines}"""
+
+
+def _message(i: int, text: str, *, name: str = "", role: str = "user", mark: bool = False) -> str:
+    name = name or f"messages[{i}]"
+    end = ", breakpoint: true}" if mark else "}"
+    return f'{{section: messages, name: "{name}", role: {role}, text: {text}' + end
+
+
+def _clock(time: str) -> str:
+    return (
+        '{section: system, name: "system[0]", '
+        f'text: "You are a helper. Time now: {time}. Answer briefly.", breakpoint: true}}'
+    )
+
+
+RECORDED = (
+    _header("recorded-clock")
+    + _llm("2026-03-01T10:00:05Z", _clock("10:00:05"), _message(0, '"first question"'))
+    + _llm(
+        "2026-03-01T10:01:10Z",
+        _clock("10:01:10"),
+        _message(0, '"first question"'),
+        _message(1, '"second question"'),
+    )
+    + "\n"
+)
 
 
 def test_recorded_requests_flag_the_few_characters_that_differ_ahead_of_a_breakpoint() -> None:
@@ -157,35 +180,19 @@ def test_recorded_requests_flag_the_few_characters_that_differ_ahead_of_a_breakp
     assert report.errors == 1
 
 
-SHIFTED = """
-format: context-session/1
-session:
-  id: recorded-shift
-  agent: {name: proxy}
-  provider: anthropic
-  model: claude-sonnet-4-5
-events:
-  - {type: enter, at: "2026-03-01T10:00:00Z", function: main}
-  - type: llm
-    at: "2026-03-01T10:00:05Z"
-    output: ok
-    request:
-      blocks:
-        - {section: system, name: "system[0]", text: "You are a helper.", breakpoint: true}
-        - {section: messages, name: "messages[0] tool_use Read", role: assistant, text: '{"id": "toolu_01AAAA", "input": {"file_path": "/src/a.py"}}'}
-        - {section: messages, name: "messages[1] tool_use Read", role: assistant, text: '{"id": "toolu_01BBBB", "input": {"file_path": "/src/b.py"}}'}
-        - {section: messages, name: "messages[2]", role: user, text: "go on", breakpoint: true}
-  - type: llm
-    at: "2026-03-01T10:01:10Z"
-    output: ok
-    request:
-      blocks:
-        - {section: system, name: "system[0]", text: "You are a helper.", breakpoint: true}
-        - {section: system, name: "system[1]", text: "Summarise the conversation so far."}
-        - {section: messages, name: "messages[0] tool_use Read", role: assistant, text: '{"id": "toolu_01AAAA", "input": {"file_path": "/src/a.py"}}'}
-        - {section: messages, name: "messages[1] tool_use Read", role: assistant, text: '{"id": "toolu_01BBBB", "input": {"file_path": "/src/b.py"}}'}
-        - {section: messages, name: "messages[2]", role: user, text: "go on", breakpoint: true}
-"""
+_HELPER = '{section: system, name: "system[0]", text: "You are a helper.", breakpoint: true}'
+_READS = (
+    _message(0, """'{"id": "toolu_01AAAA", "input": {"file_path": "/src/a.py"}}'""", name="messages[0] tool_use Read", role="assistant"),
+    _message(1, """'{"id": "toolu_01BBBB", "input": {"file_path": "/src/b.py"}}'""", name="messages[1] tool_use Read", role="assistant"),
+    _message(2, '"go on"', mark=True),
+)  # fmt: skip
+_SUMMARISE = '{section: system, name: "system[1]", text: "Summarise the conversation so far."}'
+SHIFTED = (
+    _header("recorded-shift")
+    + _llm("2026-03-01T10:00:05Z", _HELPER, *_READS)
+    + _llm("2026-03-01T10:01:10Z", _HELPER, _SUMMARISE, *_READS)
+    + "\n"
+)
 
 
 def test_a_block_is_compared_with_the_block_of_its_name_not_of_its_place() -> None:
@@ -196,10 +203,7 @@ def test_a_block_is_compared_with_the_block_of_its_name_not_of_its_place() -> No
     assert not report.recorded and report.errors == 0
     # without the added block, a block's own text changed in a few characters (its tool
     # call's id) is flagged, by its name
-    same_head = SHIFTED.replace(
-        '        - {section: system, name: "system[1]", text: "Summarise the conversation so far."}\n',
-        "",
-    )
+    same_head = SHIFTED.replace(f"\n        - {_SUMMARISE}", "")
     head, tail = same_head.rsplit("toolu_01BBBB", 1)
     flagged = lint_session(parse_session(head + "toolu_01CCCC" + tail, "id.yaml"))
     assert [(f.step, f.block, f.before, f.after) for f in flagged.recorded] == [
@@ -208,30 +212,15 @@ def test_a_block_is_compared_with_the_block_of_its_name_not_of_its_place() -> No
 
 
 def _request(at: str, *messages: str) -> str:
-    blocks = "".join(
-        f'\n        - {{section: messages, name: "messages[{i}]", role: user, text: "{m}"'
-        + (", breakpoint: true}" if i == len(messages) - 1 else "}")
-        for i, m in enumerate(messages)
+    """A request of the system prompt and ``messages``, the last one marked."""
+    last = len(messages) - 1
+    return _llm(
+        at, _HELPER, *(_message(i, f'"{m}"', mark=i == last) for i, m in enumerate(messages))
     )
-    return f"""
-  - type: llm
-    at: "{at}"
-    output: ok
-    request:
-      blocks:
-        - {{section: system, name: "system[0]", text: "You are a helper.", breakpoint: true}}{blocks}"""
 
 
 THREADS = (
-    """
-format: context-session/1
-session:
-  id: recorded-threads
-  agent: {name: proxy}
-  provider: anthropic
-  model: claude-sonnet-4-5
-events:
-  - {type: enter, at: "2026-03-01T10:00:00Z", function: main}"""
+    _header("recorded-threads")
     + _request("2026-03-01T10:00:05Z", "Fix the bug in a.py", "Read a.py: 12 lines")
     # a subagent's request between two of the main thread's: its own messages
     + _request(
