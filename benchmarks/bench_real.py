@@ -323,10 +323,10 @@ def measure(
     # the floor and the warm command taken in turns, best of each, as many times each: a
     # drift of the machine's speed over the row's minutes moves both alike
     row["warm"] = None
-    after = ["--after", str(short), str(transcript), kind]
+    warm_args = ["--after", str(short), str(transcript), kind]
     for _ in range(max(repeat, TURNS)):
         row["floor"] = _best(row["floor"], floor(files, 1))
-        row["warm"] = _best(row["warm"], best_child(1, after))
+        row["warm"] = _best(row["warm"], best_child(1, warm_args))
     for k in (0, 1):  # wall, then CPU
         if row["import"] is not None and row["analyze"] is not None:
             after = row["import"][k] - fixed["import"][k] + row["analyze"][k] - fixed["analyze"][k]

@@ -58,15 +58,15 @@ def _difference(a: str, b: str) -> tuple[str, str] | None:
     return "…".join(old), "…".join(new)
 
 
-def _named(blocks: Sequence[WireBlock]) -> dict[tuple[str, int], WireBlock]:
-    """Each block by its name and, for a name sent twice (two calls of one tool in one
-    message), which of them it is."""
+def _keys(blocks: Sequence[WireBlock]) -> list[tuple[str, int]]:
+    """Each block's name and, for a name sent twice (two calls of one tool in one message),
+    which of them it is."""
     seen: dict[str, int] = {}
-    out: dict[tuple[str, int], WireBlock] = {}
+    keys: list[tuple[str, int]] = []
     for b in blocks:
         k = seen[b.name] = seen.get(b.name, -1) + 1
-        out[(b.name, k)] = b
-    return out
+        keys.append((b.name, k))
+    return keys
 
 
 def recorded_flags(steps: Sequence[AssembledStep]) -> list[RecordedFlag]:
@@ -89,11 +89,9 @@ def recorded_flags(steps: Sequence[AssembledStep]) -> list[RecordedFlag]:
         before, after = requests[n - 1 if link is None else link], requests[n]
         cur = steps[n]
         marks = [i for i, b in enumerate(after) if b.breakpoint is not None]
-        named = _named(before)
-        seen: dict[str, int] = {}
-        for i, b in enumerate(after):
-            k = seen[b.name] = seen.get(b.name, -1) + 1
-            a = before[i] if i < len(before) and before[i] is b else named.get((b.name, k))
+        named = dict(zip(_keys(before), before, strict=True))
+        for i, (key, b) in enumerate(zip(_keys(after), after, strict=True)):
+            a = before[i] if i < len(before) and before[i] is b else named.get(key)
             if a is b:  # the very block of the request before
                 continue
             if a is None or a.section != b.section:
