@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,25 @@ def test_a_generated_session_streams_as_dumped(tmp_path: Path) -> None:
     a = analyze(load_session(path))
     assert len(a.steps) == 150 and any(s.miss for s in a.steps)
     assert _streamed(a) == _dumped(a)
+
+
+def test_a_step_holding_other_than_ascii_is_written_alone(tmp_path: Path) -> None:
+    # a wide character makes the whole text it is joined into wide (slower to check
+    # and encode): the steps around it are still joined, it is not
+    path = tmp_path / "g.jsonl"
+    write_session(generate_session(150, 3), path)
+    a = analyze(load_session(path))
+    wide = {3, 100}
+    a = replace(
+        a,
+        steps=tuple(replace(s, label="naïve") if i in wide else s for i, s in enumerate(a.steps)),
+    )
+    out: list[str] = []
+    write_analysis_json(a, out.append)
+    assert "".join(out) == _dumped(a)
+    steps_in = [piece.count('{\n      "step": ') for piece in out]
+    assert [n for piece, n in zip(out, steps_in, strict=True) if not piece.isascii()] == [1, 1]
+    assert max(steps_in) == 150 - 128  # the last batch, all ASCII, still joined
 
 
 class _Str(str):

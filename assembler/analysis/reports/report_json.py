@@ -260,14 +260,15 @@ def write_analysis_json(
         add = StepText(lambda s: _with_bill(_rare_fields(s), s, bills), check).add
         write('  "steps": [\n    ')
         pieces: list[str] = []
+        starts: list[int] = []  # where each step's pieces begin
         for i, s in enumerate(a.steps):
+            starts.append(len(pieces))
             if i:
                 pieces.append(",\n    ")
             add(s, pieces)
             if i % _STEPS_PER_WRITE == _STEPS_PER_WRITE - 1:
-                write("".join(pieces))
-                pieces.clear()
-        write("".join(pieces))
+                _write_steps(write, pieces, starts)
+        _write_steps(write, pieces, starts)
         write("\n  ],\n")
     else:
         write('  "steps": [],\n')
@@ -276,6 +277,23 @@ def write_analysis_json(
 
 #: Steps joined into one write: fewer calls, and a bounded piece of text at a time.
 _STEPS_PER_WRITE = 64
+
+
+def _write_steps(write: Callable[[str], object], pieces: list[str], starts: list[int]) -> None:
+    """The steps' ``pieces`` written, then cleared. Joined into one text if it is all
+    ASCII; if not, one text per step, so that the few steps holding another character
+    (a dash in a sentence) do not make the rest wide: checking and encoding a text of
+    one-byte characters is a copy, one of wider characters a walk, several times slower.
+    ae4a77f8's 10.6 MB report holds four dashes: written through the printable stream,
+    54–59 → 45–51 ms."""
+    text = "".join(pieces)
+    if text.isascii():
+        write(text)
+    else:
+        for begin, end in zip(starts, [*starts[1:], len(pieces)], strict=True):
+            write("".join(pieces[begin:end]))
+    pieces.clear()
+    starts.clear()
 
 
 def rules_lines(a: SessionAnalysis) -> list[str]:
