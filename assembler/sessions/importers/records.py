@@ -142,7 +142,9 @@ def read_jsonl(
         if not isinstance(value, dict):
             skipped.add(source, number, f"expected a JSON object, found {kind_of(value)}")
             continue
-        if b"\\ud" in line.lower():  # a \uD800-\uDFFF escape: perhaps half of a pair
+        # a \uD800-\uDFFF escape, perhaps half of a pair (JSON spells the u in lower
+        # case only); two byte searches, not a lower-cased copy of every line
+        if b"\\ud" in line or b"\\uD" in line:
             value = _whole_characters(value)
         if _ODD_COUNT.search(line):  # only then is the record walked for its usage
             bad = bad_usage(value)
