@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import re
 import tempfile
@@ -93,16 +94,29 @@ def _head_lines(raw: bytes) -> Iterator[bytes]:
         start = end + 1
 
 
-def _records(raw: bytes) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _records(raw: bytes) -> Iterator[dict[str, Any]]:
+    """The JSON objects among the first lines, parsed one at a time as they are asked for."""
     for line in _head_lines(raw):
         try:
             value = json.loads(line)
         except (ValueError, UnicodeDecodeError, RecursionError):  # the loader says which
             continue
         if isinstance(value, dict):
-            out.append(value)
-    return out
+            yield value
+
+
+def _record_kind(record: dict[str, Any]) -> str | None:
+    """The raw format one record is written in, by the keys its tool writes on every
+    record; None for a record of none (a transcript's summary line, a session's event)."""
+    if record.get("type") in CODEX_TYPES and isinstance(record.get("payload"), dict):
+        return CODEX
+    if "sessionId" in record and "uuid" in record:
+        return CLAUDE_CODE
+    if isinstance(record.get("request"), dict):
+        return REQUESTS
+    if isinstance(record.get("resourceSpans"), list):
+        return OTEL
+    return None
 
 
 #: The top-level keys of a session document; any of them at the start of a line (a
@@ -156,20 +170,19 @@ def recognise(name: str, raw: bytes) -> str | None:
         return None
     if not first.startswith((b"{", b"[")):
         return SESSION if _YAML_SESSION_KEY.search(raw) else None
+    # the first record written in a raw format decides (a file of one tool holds no
+    # other's records), so the rest of the head is not parsed
     records = _records(raw)
-    if records[:1] and "format" in records[0]:
+    head = next(records, None)
+    if head is not None and "format" in head:
         return SESSION
-    if any(r.get("type") in CODEX_TYPES and isinstance(r.get("payload"), dict) for r in records):
-        return CODEX
-    if any("sessionId" in r and "uuid" in r for r in records):
-        return CLAUDE_CODE
-    if any(isinstance(r.get("request"), dict) for r in records):
-        return REQUESTS
-    if any(isinstance(r.get("resourceSpans"), list) for r in records):
-        return OTEL
-    if records[:1] and _is_session_record(records[0]):
+    for record in itertools.chain((head,) if head is not None else (), records):
+        kind = _record_kind(record)
+        if kind is not None:
+            return kind
+    if head is not None and _is_session_record(head):
         return SESSION
-    if not records and first.startswith(b"{"):
+    if head is None and first.startswith(b"{"):
         # One JSON document over several lines, as a pretty-printed session or trace is.
         document = _one_json_document(raw)
         if document is not None and _is_session_record(document):

@@ -15,6 +15,7 @@ that object:
 
 from __future__ import annotations
 
+import functools
 import json.encoder
 import math
 from collections.abc import Callable, Mapping
@@ -78,6 +79,7 @@ class _Markers:
 _BLOCKS = "\x01blocks\x01"  # where a step's blocks go: the template is cut there
 
 
+@functools.lru_cache(maxsize=64)  # a few shapes per session, the same in the next one
 def _step_template(
     platform: bool, ttl: bool, priced_as: bool, tokens: tuple[str, ...], warnings: bool
 ) -> tuple[str, str]:
@@ -155,7 +157,6 @@ class StepText:
         self._blocks: dict[int, tuple[BlockAnalysis, str]] = {}
         self._contents: dict[tuple[object, ...], str] = {}
         self._paths: dict[tuple[str, ...], str] = {}
-        self._templates: dict[tuple[bool, bool, bool, tuple[str, ...], bool], tuple[str, str]] = {}
         self._last_blocks: tuple[BlockAnalysis, ...] = ()
         self._last_texts: list[str] = []
 
@@ -217,16 +218,9 @@ class StepText:
         v = scalar
         platform = bool(s.platform) and s.platform != s.provider
         tokens = s.tokens
-        shape = (
-            platform,
-            bool(s.write_ttl),
-            bool(s.price_context),
-            tuple(tokens),
-            bool(s.warnings),
+        template = _step_template(
+            platform, bool(s.write_ttl), bool(s.price_context), tuple(tokens), bool(s.warnings)
         )
-        template = self._templates.get(shape)
-        if template is None:
-            template = self._templates[shape] = _step_template(*shape)
         plain = s.measured is None and s.diagnostic is None and not s.inferred
         rare = {} if plain and not s.warnings else self._rare(s)
         # an int is written by ``%s`` as the encoder writes it: handed over as is

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -218,3 +220,26 @@ def test_a_file_is_recognised_from_its_first_lines() -> None:
     assert recognise("t.jsonl", head + b"\n" + garbage) == CLAUDE_CODE
     assert list(uploads._head_lines(b"a\nb\nc"))[:2] == [b"a", b"b"]
     assert len(list(uploads._head_lines(b"x\n" * 500))) == uploads.SNIFF_LINES
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"), [(MAIN, CLAUDE_CODE), (CODEX_FILE, CODEX), (PROXY, REQUESTS)]
+)
+def test_recognition_parses_lines_up_to_the_first_record_of_a_format(
+    path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = path.read_bytes()
+    parsed: list[bytes] = []
+    loads = json.loads
+
+    def counted(line: bytes) -> Any:
+        parsed.append(line)
+        return loads(line)
+
+    monkeypatch.setattr(uploads.json, "loads", counted)
+    assert recognise("upload.bin", raw) == kind
+    lines = [line for line in raw.split(b"\n") if line.strip()]
+    assert 1 <= len(parsed) < len(lines)
+    assert parsed == lines[: len(parsed)]
+    assert uploads._record_kind(loads(parsed[-1])) == kind
+    assert all(uploads._record_kind(loads(line)) is None for line in parsed[:-1])
