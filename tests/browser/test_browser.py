@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,14 +36,24 @@ def focus_page(page: Page) -> None:
     page.locator('[data-testid="stCaptionContainer"]').first.click()
 
 
-def upload_session(page: Page, name: str, raw: bytes) -> None:
+def upload_session(page: Page, name: str, raw: bytes | Path) -> None:
+    """Upload ``raw`` as ``name``: bytes, or a file named so that the browser reads itself,
+    as a user's browser does. Bytes first travel through the test driver's own protocol,
+    as base64 in JSON: 6.4 s of the driver's and the browser's time for 17 MB, measured,
+    where the file takes 0.03 s."""
     combo = page.locator(".st-key-w_sel_session input")
     combo.wait_for(timeout=30_000)  # the widget loads lazily: a skeleton first
     combo.click()
     page.get_by_role("option", name="Upload a file…").click()
     chooser = page.locator(".st-key-upload_session input[type=file]")
     chooser.wait_for(state="attached", timeout=30_000)
-    chooser.set_input_files(files=[{"name": name, "mimeType": "application/x-yaml", "buffer": raw}])
+    if isinstance(raw, Path):
+        assert raw.name == name, (raw, name)
+        chooser.set_input_files(files=str(raw))
+    else:
+        chooser.set_input_files(
+            files=[{"name": name, "mimeType": "application/x-yaml", "buffer": raw}]
+        )
 
 
 def test_deep_links_on_a_fresh_server(fresh_server: str, tab: Any) -> None:

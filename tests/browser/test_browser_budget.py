@@ -52,10 +52,10 @@ def unhurried_server(logged_server: tuple[str, Path]) -> tuple[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def pathological(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+def pathological(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("budget") / "long.jsonl"
     write_session(generate_session(STEPS, 0), path)
-    return path.read_bytes()
+    return path
 
 
 def _stops(log: Path, seen: int, timeout: float) -> list[tuple[str, float, str]]:
@@ -77,7 +77,7 @@ def _count(log: Path) -> int:
     [("Compare_layouts", "Analysing both layouts…"), ("Recommend", "Perturbing every component…")],
 )
 def test_the_work_stops_at_the_budget_with_one_line(
-    budget_server: tuple[str, Path], tab: Any, pathological: bytes, page: str, working: str
+    budget_server: tuple[str, Path], tab: Any, pathological: Path, page: str, working: str
 ) -> None:
     base, log = budget_server
     seen = _count(log)
@@ -95,7 +95,7 @@ def test_the_work_stops_at_the_budget_with_one_line(
 
 
 def test_the_work_stops_when_the_browser_session_ends(
-    unhurried_server: tuple[str, Path], chromium: Any, pathological: bytes
+    unhurried_server: tuple[str, Path], chromium: Any, pathological: Path
 ) -> None:
     base, log = unhurried_server
     seen = _count(log)
