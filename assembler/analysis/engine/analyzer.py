@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from itertools import accumulate, repeat
@@ -378,7 +378,10 @@ def _analyze(
         ttl=_ttl_label(first_sim, first_model),
         approximate_tokens=engine.approximate,
         steps=tuple(steps),
-        totals=_bill_totals(bills) if bill_only else totals_of(steps),
+        # bill_only: each of the six per-step figures summed as totals_of sums the steps'
+        totals=_summed(*(map(itemgetter(k), bills) for k in range(6)))
+        if bill_only
+        else totals_of(steps),
         token_scale=dict(engine.scales),
     )
 
@@ -410,33 +413,30 @@ def session_bill(
         return _analyze(session, None, provider, model, None, None, None, True).totals
 
 
-def _bill_totals(bills: Sequence[tuple[int, int, int, int, float, float]]) -> dict[str, float]:
-    """:func:`totals_of` of the steps ``bills`` stand for: the same sums in the same order."""
-    tokens = sum(b[0] for b in bills)
-    read = sum(b[1] for b in bills)
-    return {
-        "tokens": tokens,
-        "read": read,
-        "write": sum(b[2] for b in bills),
-        "uncached": sum(b[3] for b in bills),
-        "hit_ratio": read / tokens if tokens else 0.0,
-        "usd": sum(b[4] for b in bills),
-        "usd_without_cache": sum(b[5] for b in bills),
-    }
-
-
 def totals_of(steps: Sequence[StepAnalysis]) -> dict[str, float]:
     # sums over maps of attrgetters: at C speed, in step order (the float sums unchanged)
-    tokens = sum(map(_TOTAL, map(_TOKENS, steps)))
-    read = sum(map(_READ, steps))
+    return _summed(
+        map(_TOTAL, map(_TOKENS, steps)),
+        map(_READ, steps),
+        map(_WRITE, steps),
+        map(_UNCACHED, steps),
+        map(_USD, steps),
+        map(_USD_WITHOUT_CACHE, steps),
+    )
+
+
+def _summed(*figures: Iterable[float]) -> dict[str, float]:
+    """The totals from the steps' tokens, read, write, uncached, usd and usd without cache,
+    each summed in step order."""
+    tokens, read, write, uncached, usd, usd_without_cache = map(sum, figures)
     return {
         "tokens": tokens,
         "read": read,
-        "write": sum(map(_WRITE, steps)),
-        "uncached": sum(map(_UNCACHED, steps)),
+        "write": write,
+        "uncached": uncached,
         "hit_ratio": read / tokens if tokens else 0.0,
-        "usd": sum(map(_USD, steps)),
-        "usd_without_cache": sum(map(_USD_WITHOUT_CACHE, steps)),
+        "usd": usd,
+        "usd_without_cache": usd_without_cache,
     }
 
 
