@@ -165,15 +165,7 @@ def _chart(
         fig.add_annotation(
             x=split, y=1, yref="paper", text=f"diverges at {split}", showarrow=False, yshift=8
         )
-    fig.update_layout(
-        title={"text": title, "font": {"size": 14}},
-        height=290,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        xaxis_title="step",
-        yaxis_title=y,
-        legend={"orientation": "h", "y": -0.25},
-    )
-    return fig
+    return charts.layout(fig, title, y)
 
 
 def body() -> None:

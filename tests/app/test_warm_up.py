@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import subprocess
 import sys
+import textwrap
 
 import pytest
-from app_helpers import new_app
+from app_helpers import ROOT, new_app
 
 from ui.frame import warm_up
 
@@ -44,3 +46,29 @@ def test_a_drawn_page_starts_it(monkeypatch: pytest.MonkeyPatch) -> None:
     at.run()
     assert not at.exception
     assert calls == [1]
+
+
+def test_after_it_the_first_charts_of_a_process_import_nothing() -> None:
+    """The first figure of a process paid for plotly's and narwhals' imports on first use;
+    after the warm-up, a page's first charts (here on a real-sized table) import nothing.
+    In a new interpreter: in this one, other tests have built charts already."""
+    script = textwrap.dedent(
+        """
+        import sys
+        import pandas as pd
+        from ui.frame import warm_up
+        from ui.views import charts
+        warm_up.start().join(120)
+        frame = pd.DataFrame({c: list(range(1, 157)) for c in charts._WARM_COLUMNS})
+        before = set(sys.modules)
+        for build in (charts.cache_per_step, charts.tokens_by_layer,
+                      charts.cumulative_cost, charts.size_vs_depth):
+            build(frame).to_dict()
+        print(sorted(set(sys.modules) - before))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout

@@ -89,3 +89,25 @@ def keep_screenshot(page: Any, name: str, *, full_page: bool = False) -> Path:
     out = ARTIFACTS / name
     page.screenshot(path=str(out), full_page=full_page, timeout=SCREENSHOT_MS)
     return out
+
+
+#: Each drawn chart: its key, the margins the figure asked for, the margins plotly drew it
+#: with. Plotly grows a margin its tick labels, legend or colour bar do not fit in, and then
+#: draws the whole chart a second time.
+MARGINS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+  const key = [...gd.closest('[class*="st-key-"]').classList].find(c => c.startsWith('st-key-'));
+  const asked = gd.layout.margin || {}, drawn = gd._fullLayout._size;
+  return [key, ['l', 'r', 't', 'b'].map(s => [asked[s], drawn[s]])];
+})"""
+
+
+def charts_drawn_in_their_margins(page: Any, count: int) -> None:
+    """Every one of ``count`` charts drew in the margins it asked for (within plotly's own
+    1 px tolerance), so none was drawn twice."""
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}"
+    )
+    charts = page.evaluate(MARGINS_JS)
+    assert len(charts) == count, charts
+    grown = [(key, sides) for key, sides in charts if any(abs(a - d) > 1 for a, d in sides)]
+    assert not grown, grown

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import keep_screenshot
+from conftest import charts_drawn_in_their_margins, keep_screenshot
 from playwright.sync_api import Page, expect
 
 from tests.app.app_helpers import hostile_session_bytes
@@ -17,6 +17,7 @@ pytestmark = pytest.mark.browser
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 BAD_SESSION = b"format: context-session/1\nsession:\n  id: broken\nevents: []\n"
 PAGES = ("Timeline", "Compare_layouts", "Registry", "Savings", "Learn", "Recommend")
+CHARTS = {"Timeline": 4, "Compare_layouts": 2}  # the pages' plotly charts
 
 
 def settle(page: Page) -> None:
@@ -140,6 +141,8 @@ def test_screenshot_of_each_page(server: str, tab: Any, name: str) -> None:
     expect(tab.locator('[data-testid="stException"]')).to_have_count(0)
     expect(tab.locator('[data-testid="stAlertContentError"]')).to_have_count(0)
     tab.wait_for_timeout(400)
+    if name in CHARTS:
+        charts_drawn_in_their_margins(tab, CHARTS[name])
     out = keep_screenshot(tab, f"{name}.png", full_page=True)
     assert out.stat().st_size > 10_000
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ARTIFACTS, keep_screenshot
+from conftest import ARTIFACTS, charts_drawn_in_their_margins, keep_screenshot
 from playwright.sync_api import Page, expect
 
 from tests.app.app_helpers import ROOT
@@ -95,6 +95,7 @@ def test_a_raw_transcript_upload_is_imported_and_survives_a_reload(server: str, 
     expect(
         tab.get_by_text("Claude Code transcript, 12 requests", exact=False).first
     ).to_be_visible()
+    charts_drawn_in_their_margins(tab, 4)  # the measured overlay's legend among them
 
 
 def test_a_sample_that_opens_with_comments_uploads_and_shows_its_first_step(

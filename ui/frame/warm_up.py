@@ -5,7 +5,9 @@ Compare's and Registry's tables) imported pandas and pyarrow as it ran: about ha
 second on two cores, measured, paid by the first page switch after an upload. Once the
 first page of the process has been drawn, a thread imports them instead, while the
 browser paints and the user picks a file; a page that needs them sooner waits on
-Python's import lock, as it would have imported them itself.
+Python's import lock, as it would have imported them itself. The same thread then builds
+each chart once (:func:`ui.views.charts.warm`): the first figure of a process paid
+another 140 ms of plotly's imports on first use, on the Timeline's first visit.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ def _import_all() -> None:
             importlib.import_module(name)
         except Exception:  # a page that needs it says so, with its own error
             log.warning("warm-up: could not import %s", name, exc_info=True)
+    try:
+        from ui.views import charts  # in the thread: the first page does not wait on plotly
+
+        charts.warm()
+    except Exception:  # the Timeline builds its charts itself, and says what went wrong
+        log.warning("warm-up: could not build the charts", exc_info=True)
 
 
 def start() -> threading.Thread | None:

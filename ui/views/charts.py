@@ -27,17 +27,63 @@ def label(text: str) -> str:
     return html.escape(text, quote=False).replace("%{", "%&#123;")
 
 
-def _layout(
+#: The room, in pixels, that plotly's own parts take around a chart's plot area at the
+#: app's fonts, measured in Chromium (the margins plotly grew them to): tick labels of up
+#: to five characters and the axis title on the left; tick labels and the title under the
+#: x axis; the horizontal legend, its top under the x axis title, its padding and rows;
+#: a colour bar's labels on the right.
+LEFT_ROOM = 80
+AXIS_ROOM = 68
+LEGEND_TOP = 48
+LEGEND_PAD = 20
+LEGEND_ROW = 20
+COLORBAR_ROOM = 85
+#: The legend's text per row at half the page's width (a chart in one of two columns).
+LEGEND_ROW_CHARS = 48
+
+
+def _legend_rows(fig: go.Figure) -> int:
+    """Rows of the horizontal legend: none for a single trace (plotly shows no legend)."""
+    names = [str(t.name or "") for t in fig.data if t.showlegend is not False]
+    if len(names) < 2:
+        return 0
+    # each entry: its symbol and gaps (about six characters' room) and its text
+    return -(-sum(len(n) + 6 for n in names) // LEGEND_ROW_CHARS)
+
+
+def layout(
     fig: go.Figure, title: str, y: str, x: str = "step", note: str | None = None
 ) -> go.Figure:
+    """A chart's title, axis titles, size, legend and margins, the same on every page."""
     # Plotly does not wrap titles: a short title and a smaller second line stay whole in a
-    # half-width column at 1,000 px; the legend sits below the axis title, not on it.
+    # half-width column at 1,000 px.
     text = title if note is None else f"{title}<br><sup>{note}</sup>"
+    top = 40 if note is None else 58
+    height = 300 if note is None else 318
+    # Plotly draws a chart, measures what its tick labels, legend and colour bar push
+    # into the margins, and, when the margins must grow, draws the whole chart again:
+    # every Timeline chart was drawn twice (counted in Chromium), a third of the page's
+    # time to paint. Margins that already hold those parts are drawn once; a part
+    # larger than this room still grows them, as before.
+    rows = _legend_rows(fig)
+    bottom = max(AXIS_ROOM, LEGEND_TOP + LEGEND_PAD + rows * LEGEND_ROW) if rows else AXIS_ROOM
+    scale = any(getattr(getattr(t, "marker", None), "showscale", False) for t in fig.data)
     fig.update_layout(
         title={"text": text, "font": {"size": 14}},
-        margin={"l": 10, "r": 10, "t": 40 if note is None else 58, "b": 10},
-        height=300 if note is None else 318,
-        legend={"orientation": "h", "yanchor": "top", "y": -0.5},
+        margin={
+            "l": LEFT_ROOM,
+            "r": COLORBAR_ROOM if scale else 10,
+            "t": top,
+            "b": bottom,
+        },
+        height=height,
+        # the legend right under the x axis title, whatever the plot's height
+        legend={
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -LEGEND_TOP / (height - top - bottom),
+            "x": 0,
+        },
         xaxis_title=x,
         yaxis_title=y,
         bargap=0.05,
@@ -91,7 +137,7 @@ def tokens_by_layer(frame: Any) -> go.Figure:
             "tokens",
         )
         kept = f"{len(shown):,} of {len(frame):,} steps: extremes kept"
-        return _layout(fig, "Tokens per step, by layer", "tokens", note=kept)
+        return layout(fig, "Tokens per step, by layer", "tokens", note=kept)
     for layer, name in (("tools", "tools (L0)"), ("L0", "L0 system"), ("L1", "L1"), ("L2", "L2")):
         colour = LAYER_COLOURS["L0"] if layer == "tools" else LAYER_COLOURS[layer]
         fig.add_bar(
@@ -103,7 +149,7 @@ def tokens_by_layer(frame: Any) -> go.Figure:
             hovertemplate="step %{x}: %{y:,} tokens<extra>" + name + "</extra>",
         )
     fig.update_layout(barmode="stack")
-    return _layout(fig, "Tokens per step, by layer", "tokens")
+    return layout(fig, "Tokens per step, by layer", "tokens")
 
 
 MEASURED_LEVELS = (
@@ -202,7 +248,7 @@ def cache_per_step(frame: Any, analysis: Any | None = None) -> go.Figure:
         note = f"read / written / uncached · {len(shown):,} of {len(frame):,} steps: extremes kept"
         if analysis is not None and measured_overlay(fig, analysis):
             note += " (dashed: measured)"
-        return _layout(fig, "Cache per step", "tokens", note=note)
+        return layout(fig, "Cache per step", "tokens", note=note)
     for column, name in (("read", "read"), ("write", "written"), ("uncached", "uncached")):
         fig.add_bar(
             x=frame["step"],
@@ -216,7 +262,7 @@ def cache_per_step(frame: Any, analysis: Any | None = None) -> go.Figure:
     note = "read / written / uncached tokens"
     if analysis is not None and measured_overlay(fig, analysis):
         note += " (dashed: measured)"
-    return _layout(fig, "Cache per step", "tokens", note=note)
+    return layout(fig, "Cache per step", "tokens", note=note)
 
 
 def cumulative_cost(frame: Any) -> go.Figure:
@@ -238,7 +284,7 @@ def cumulative_cost(frame: Any) -> go.Figure:
                 hovertemplate="step %{x}: $%{y:.4f}<extra>" + name + "</extra>",
             )
         )
-    return _layout(fig, "Cumulative cost", "USD", note="with and without caching")
+    return layout(fig, "Cumulative cost", "USD", note="with and without caching")
 
 
 def size_vs_depth(frame: Any) -> go.Figure:
@@ -265,7 +311,29 @@ def size_vs_depth(frame: Any) -> go.Figure:
         )
     )
     fig.update_xaxes(dtick=1)
-    return _layout(fig, "Context size against call depth", "tokens", x="call depth")
+    return layout(fig, "Context size against call depth", "tokens", x="call depth")
+
+
+#: The step table's columns the charts read, for :func:`warm`.
+_WARM_COLUMNS = (
+    "step", "depth", "total", "tools", "L0", "L1", "L2", "read", "write", "uncached",
+    "hit_ratio", "usd", "usd_without_cache", "cum_usd", "cum_usd_without_cache",
+)  # fmt: skip
+
+
+def warm() -> None:
+    """Build each chart once, on three made-up steps, and throw them away.
+
+    The first figure a process builds pays for the modules plotly and narwhals import on
+    first use (a trace type's classes, the pandas adapter): on a 156-step session the
+    Timeline's four figures took 210 ms the first time and 65 ms after, measured on this
+    machine. Called by the warm-up thread, before a user's first chart.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame({c: [1, 2, 3] for c in _WARM_COLUMNS})
+    for build in (cache_per_step, tokens_by_layer, cumulative_cost, size_vs_depth):
+        build(frame).to_dict()
 
 
 def step_mark(frame: Any, step: int, key: str, at_point: bool = False) -> Mark | None:
