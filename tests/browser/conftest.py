@@ -105,7 +105,9 @@ def charts_drawn_in_their_margins(page: Any, count: int) -> None:
     """Every one of ``count`` charts drew in the margins it asked for (within plotly's own
     1 px tolerance), so none was drawn twice."""
     page.wait_for_function(
-        f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}"
+        "n => { const gds = document.querySelectorAll('.js-plotly-plot');"
+        " return gds.length === n && [...gds].every(gd => gd._fullLayout?._size); }",
+        arg=count,
     )
     charts = page.evaluate(MARGINS_JS)
     assert len(charts) == count, charts

@@ -66,7 +66,7 @@ def layout(
     # time to paint. Margins that already hold those parts are drawn once; a part
     # larger than this room still grows them, as before.
     rows = _legend_rows(fig)
-    bottom = max(AXIS_ROOM, LEGEND_TOP + LEGEND_PAD + rows * LEGEND_ROW) if rows else AXIS_ROOM
+    bottom = LEGEND_TOP + LEGEND_PAD + rows * LEGEND_ROW if rows else AXIS_ROOM
     scale = any(getattr(getattr(t, "marker", None), "showscale", False) for t in fig.data)
     fig.update_layout(
         title={"text": text, "font": {"size": 14}},
