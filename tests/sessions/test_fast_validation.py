@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import pickle
 from typing import Any
 
 import pytest
@@ -521,17 +522,17 @@ def test_every_field_bent_every_way() -> None:
     full = _full_document()
     assert fast_validation.document_fits(full, FORMAT)  # else the quick path is never taken
     counts = {"quick": 0, "accepted": 0, "refused": 0}
-    for at in range(len(_mappings(full))):
-        keys = sorted(_mappings(full)[at])
-        for key in [*keys, "unknown"]:
+    frozen = pickle.dumps(full)  # a copy per case, made at C speed (deepcopy: a third of the test)
+    for at, mapping in enumerate(_mappings(full)):
+        for key in [*sorted(mapping), "unknown"]:
             if at == 0 and key == "events":  # JSON Lines: the events are the lines
                 continue
             for value in [_DROP, *ODD_VALUES]:
-                doc = copy.deepcopy(full)
+                if value is _DROP and key not in mapping:
+                    continue
+                doc = pickle.loads(frozen)
                 target = _mappings(doc)[at]  # the same walk order on an equal copy
                 if value is _DROP:
-                    if key not in target:
-                        continue
                     del target[key]
                 else:
                     target[key] = copy.deepcopy(value)
