@@ -68,33 +68,10 @@ def chromium() -> Iterator[object]:
         browser.close()
 
 
-DESKTOP = {"width": 1440, "height": 1000}
-
-
-@pytest.fixture(scope="session")
-def desktop(chromium: object) -> Iterator[Any]:
-    """One desktop-sized browser context per test process, its tabs opened one after another
-    as a person's are: after the first, a tab takes the app's scripts from the context's
-    HTTP cache, compiled once. A tab in a context of its own fetched and compiled them every
-    time: 3.6 against 2.9 s of CPU per page load, measured on this 2-core machine."""
-    context = chromium.new_context(viewport=DESKTOP)  # type: ignore[attr-defined]
-    yield context
-    context.close()
-
-
 @pytest.fixture()
-def tab(desktop: Any) -> Iterator[object]:
-    """A new page at a desktop size in the process's browser context."""
-    page = desktop.new_page()
-    page.set_default_timeout(20_000)
-    yield page
-    page.close()
-
-
-@pytest.fixture()
-def cold_tab(chromium: object) -> Iterator[object]:
-    """A page in a browser context of its own: a first visit, nothing cached."""
-    context = chromium.new_context(viewport=DESKTOP)  # type: ignore[attr-defined]
+def tab(chromium: object) -> Iterator[object]:
+    """A new browser context and page at a desktop size."""
+    context = chromium.new_context(viewport={"width": 1440, "height": 1000})  # type: ignore[attr-defined]
     page = context.new_page()
     page.set_default_timeout(20_000)
     yield page

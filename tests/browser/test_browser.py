@@ -69,8 +69,7 @@ def test_deep_links_on_a_fresh_server(fresh_server: str, tab: Any) -> None:
     expect(tab.locator(".st-key-w_sel_layout")).to_be_visible()
 
 
-def test_first_load(server: str, cold_tab: Any) -> None:
-    tab = cold_tab
+def test_first_load(server: str, tab: Any) -> None:
     tab.goto(server)
     indicator(tab, "Step 1 / 21")
     settle(tab)
@@ -288,8 +287,7 @@ def test_an_edited_layout_goes_from_compare_to_recommend_and_back(server: str, t
     expect(tab.locator('[data-testid="stMetric"]', has_text="Cost, base")).to_contain_text(now)
 
 
-def test_the_tab_loads_the_chart_code_while_the_step_view_idles(server: str, cold_tab: Any) -> None:
-    tab = cold_tab  # a first visit: the chart code is not in the browser's cache yet
+def test_the_tab_loads_the_chart_code_while_the_step_view_idles(server: str, tab: Any) -> None:
     asked: list[str] = []
     tab.on("request", lambda r: asked.append(r.url.rsplit("/", 1)[-1]))
     tab.goto(server)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from tests.browser.test_browser import settle, upload_session
@@ -44,17 +43,8 @@ def test_the_savings_csv_keeps_formulas_as_text(server: str, tab: Any) -> None:
     settle(tab)
     button = tab.get_by_role("button", name="Per-step table (CSV)")
     expect(button).to_be_visible()
-    # A click that brought no download within 10 s (seen once on this machine, with the page
-    # settled): the person clicks again, as this does, at most twice more.
-    for attempt in range(3):
-        try:
-            with tab.expect_download(timeout=10_000) as download:
-                button.click()
-            break
-        except PlaywrightTimeoutError:
-            if attempt == 2:
-                raise
-            settle(tab)
+    with tab.expect_download() as download:
+        button.click()
     text = Path(download.value.path()).read_text("utf-8")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [r["label"] for r in rows] == ["'=HYPERLINK(1)", "'@SUM(A1)"]
