@@ -190,12 +190,20 @@ def prefix_links(requests: Iterable[Sequence[Any]]) -> Iterator[tuple[int | None
     longest common block prefix (the latest on a tie) and how many blocks they share: the
     request it continues, as a prefix cache sees it; None where it shares no block with
     any. Leading blocks that are the very objects of the request before have its prefix
-    hashes, and each of those prefixes was last seen there, so they are not hashed again."""
+    hashes, and each of those prefixes was last seen there, so they are not hashed again.
+
+    ``hashes`` holds the prefixes of the request before, each held since it was made; a
+    prefix is entered in ``latest`` when it leaves the list, with the last request that
+    held it. Only the prefixes past ``same`` are looked up, and those have just left: so
+    ``latest`` answers as if every request had entered all its prefixes, at the cost of
+    entering each prefix once instead of once per request that holds it."""
     latest: dict[int, int] = {}  # prefix hash → index of the latest request with that prefix
     before: Sequence[Any] = ()
     hashes: list[int] = []
     for i, blocks in enumerate(requests):
         same = leading_same(blocks, before)
+        if len(hashes) > same:
+            latest.update(dict.fromkeys(hashes[same:], i - 1))
         del hashes[same:]
         h = hashes[-1] if hashes else 0
         for b in blocks[same:]:
@@ -209,7 +217,6 @@ def prefix_links(requests: Iterable[Sequence[Any]]) -> Iterator[tuple[int | None
                 break
             best, shared = j, k + 1
         yield best, shared
-        latest.update(dict.fromkeys(hashes, i))
         before = blocks
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -202,24 +202,37 @@ class RecordedRequest(Sequence[RecordedBlock]):
         """The resolved blocks, markers as this request records them."""
         if not self._keep and not self._marks and not self._hour_marks:
             return self._tail  # a whole request: its own blocks, the same object each read
+        return self._with_marks(*self._kept())
+
+    def _kept(self) -> tuple[tuple[RecordedBlock, ...], tuple[RecordedRequest, ...]]:
+        """The first ``_keep`` blocks without markers, and the request whose tail holds
+        each: read along the chain of owners."""
         chain: list[tuple[RecordedRequest, int]] = []
-        node: RecordedRequest | None = self
-        need = self._len
+        node = self._previous
+        need = self._keep
         while node is not None and need > 0:
             if need > node._keep:
                 chain.append((node, need))
             need = min(need, node._keep)
             node = node._previous
-        out: list[RecordedBlock] = []
-        chain.reverse()
-        for node, upto in chain:
-            out.extend((node._tail if node is self else node._unmarked())[: upto - node._keep])
+        plain: list[RecordedBlock] = []
+        owners: list[RecordedRequest] = []
+        for node, upto in reversed(chain):
+            plain.extend(node._unmarked()[: upto - node._keep])
+            owners.extend([node] * (upto - node._keep))
+        return tuple(plain), tuple(owners)
+
+    def _with_marks(
+        self, kept: tuple[RecordedBlock, ...], owners: tuple[RecordedRequest, ...]
+    ) -> tuple[RecordedBlock, ...]:
+        """``kept`` (see :meth:`_kept`), then the tail, each marker as this request says."""
         marks, hours = self._marks, self._hour_marks
-        if marks or hours:
-            starts = [node._keep for node, _ in chain]
-            for k in marks | hours if hours else marks:
-                owner = chain[bisect_right(starts, k) - 1][0]
-                out[k] = owner._marked(k - owner._keep, k in marks, "1h" if k in hours else None)
+        if not marks and not hours:
+            return kept + self._tail
+        out = [*kept, *self._tail]
+        for k in marks | hours if hours else marks:
+            owner = owners[k] if k < len(owners) else self
+            out[k] = owner._marked(k - owner._keep, k in marks, "1h" if k in hours else None)
         return tuple(out)
 
     def _marked(self, j: int, breakpoint: bool, ttl: str | None) -> RecordedBlock:
@@ -269,6 +282,52 @@ class RecordedRequest(Sequence[RecordedBlock]):
 
     def __repr__(self) -> str:
         return f"RecordedRequest({self.blocks()!r})"
+
+
+class RequestResolver:
+    """:meth:`RecordedRequest.blocks` for one session's requests in order. A request that
+    keeps part of the one resolved before it (or of that one's owners, where each kept as
+    much) takes that part from the resolution just made, and the request owning each kept
+    block with it, instead of reading its chain of owners back to the start: a transcript's
+    requests keep the one before, so that chain grows with the session (the 221-request
+    session's: 54 requests on average)."""
+
+    def __init__(self) -> None:
+        self._last: RecordedRequest | None = None
+        # the last request's kept blocks without markers, and the request whose tail holds
+        # each; its own tail is added when a request keeps part of it
+        self._kept: tuple[RecordedBlock, ...] = ()
+        self._owners: tuple[RecordedRequest, ...] = ()
+
+    def blocks(self, request: RecordedRequest) -> tuple[RecordedBlock, ...]:
+        if self._continues(request):
+            kept, owners = self._prefix(request._keep)
+        else:
+            kept, owners = request._kept()
+        self._last, self._kept, self._owners = request, kept, owners
+        if not request._keep and not request._marks and not request._hour_marks:
+            return request._tail
+        return request._with_marks(kept, owners)
+
+    def _continues(self, request: RecordedRequest) -> bool:
+        """Whether the first ``_keep`` blocks of the last request resolved are ``request``'s:
+        its owner is that request, or one in its chain reached through requests that each
+        kept at least as many."""
+        keep, owner, node = request._keep, request._previous, self._last
+        if not keep or owner is None:
+            return False
+        while node is not None and node is not owner and node._keep >= keep:
+            node = node._previous
+        return node is owner
+
+    def _prefix(self, keep: int) -> tuple[tuple[RecordedBlock, ...], tuple[RecordedRequest, ...]]:
+        """The last request's first ``keep`` blocks without markers, and their owners."""
+        last, kept, owners = self._last, self._kept, self._owners
+        assert last is not None
+        more = keep - len(kept)
+        if more <= 0:
+            return kept[:keep], owners[:keep]
+        return kept + last._unmarked()[:more], owners + (last,) * more
 
 
 def _owner(previous: RecordedRequest | None, keep: int) -> RecordedRequest | None:

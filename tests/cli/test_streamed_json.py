@@ -63,6 +63,19 @@ def test_a_generated_session_streams_as_dumped(tmp_path: Path) -> None:
     assert _streamed(a) == _dumped(a)
 
 
+def test_a_kept_inferred_text_serves_only_its_own_types() -> None:
+    """The text of an inferred size is kept per (block, tokens); ``True`` is 1 as a key,
+    but the encoder writes it ``true``."""
+    a = analyze(load_session(SAMPLES[0]))
+    sizes: list[Any] = [1, True, 1, 1.0]
+    steps = tuple(
+        replace(s, inferred=(("block", n),)) for s, n in zip(a.steps[:4], sizes, strict=True)
+    )
+    b = replace(a, steps=steps)
+    assert '"tokens": true' in _streamed(b)
+    assert _streamed(b) == _dumped(b)
+
+
 def test_a_step_holding_other_than_ascii_is_written_alone(tmp_path: Path) -> None:
     # a wide character makes the whole text it is joined into wide (slower to check
     # and encode): the steps around it are still joined, it is not

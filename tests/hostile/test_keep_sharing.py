@@ -3,7 +3,9 @@
 The old resolution copied the kept blocks into every request: a chain of n
 requests held n²/2 block references. Kept here as the reference, it checks that
 the shared resolution reads back the same blocks, names and markers on every
-fixture and on generated chains, and it is what the shared one is measured against.
+fixture and on generated chains (and the analysis's resolver, which takes each request's
+kept blocks from the one resolved before, the very same objects), and it is what the shared
+one is measured against.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import operator
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,7 +28,7 @@ from keep_reference import copied
 
 import assembler.sessions.loader as loader
 from assembler.cli.main import main
-from assembler.sessions.model import LLMCall, RecordedBlock, Session
+from assembler.sessions.model import LLMCall, RecordedBlock, RequestResolver, Session
 from tests.hostile.runner import PEAK_BYTES, SECONDS, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,10 +57,20 @@ def requests(session: Session) -> list[tuple[RecordedBlock, ...]]:
 
 
 def assert_same(text: str, source: str) -> int:
-    shared = requests(loader.parse_session(text, source))
+    session = loader.parse_session(text, source)
+    shared = requests(session)
     with copying():
         old = requests(loader.parse_session(text, source))
     assert shared == old
+    # the analysis reads them through one resolver, in order: the very same block objects
+    # (later stages tell an unchanged block by identity), markers' copies included
+    # (and every other request alone: the one resolved before is not the one kept from)
+    recorded = [e.request for e in session.events if isinstance(e, LLMCall) and e.request]
+    for some in (recorded, recorded[::2], recorded[1::2], recorded[::3]):
+        resolver = RequestResolver()
+        for request in some:
+            got, want = resolver.blocks(request), request.blocks()
+            assert len(got) == len(want) and all(map(operator.is_, got, want)), (got, want)
     return len(shared)
 
 

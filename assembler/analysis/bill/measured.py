@@ -54,7 +54,9 @@ provider lifetime longer than the rules assume.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 from operator import attrgetter
 
 from assembler.analysis.bill.measured_causes import (
@@ -131,20 +133,24 @@ class MeasuredComparison:
         return self.read_end_simulated == self.read_end_measured
 
 
-def _links(steps: tuple[StepAnalysis, ...]) -> list[Link]:
-    """For each step, the earlier step with the longest common block prefix (latest on a tie)."""
-    out: list[Link] = []
-    for s, (best, shared) in zip(steps, prefix_links(s.blocks for s in steps), strict=True):
-        prev = steps[best] if best is not None else None
-        out.append(Link(prev, shared, sum(map(_TOKENS, s.blocks[:shared]))))
-    return out
-
-
 _TOKENS = attrgetter("tokens")
 
 
+def _links(steps: tuple[StepAnalysis, ...]) -> Iterator[tuple[Link, list[int]]]:
+    """For each step, the earlier step with the longest common block prefix (latest on a
+    tie), and where each of its blocks ends (summed once, for the link and both reads)."""
+    for s, (best, shared) in zip(steps, prefix_links(s.blocks for s in steps), strict=True):
+        ends = list(accumulate(map(_TOKENS, s.blocks)))
+        prev = steps[best] if best is not None else None
+        yield Link(prev, shared, ends[shared - 1] if shared else 0), ends
+
+
 def _compare_step(
-    a: SessionAnalysis, step: StepAnalysis, link: Link, classes: dict[int, str]
+    a: SessionAnalysis,
+    step: StepAnalysis,
+    link: Link,
+    classes: dict[int, str],
+    ends: list[int],
 ) -> MeasuredComparison:
     assert step.measured is not None
     sim = simulated_side(step)
@@ -161,8 +167,8 @@ def _compare_step(
     meas_class = classify(meas.read, could_meas)
     classes[step.step] = meas_class
     scale = sim.total / meas.total if meas.total else 1.0
-    sim_end = read_end(step, sim.read)
-    meas_end = read_end(step, meas.read * scale)
+    sim_end = read_end(step, sim.read, ends)
+    meas_end = read_end(step, meas.read * scale, ends)
     unit = granularity(step.provider, step.model)
     error = round(abs(sim.read - meas.read * scale) / unit)
     agree = sim_class == meas_class
@@ -205,11 +211,10 @@ def compare_measured(a: SessionAnalysis) -> list[MeasuredComparison]:
     """One comparison per step that carries measured usage, in step order."""
     if not any(s.measured is not None for s in a.steps):
         return []
-    links = _links(a.steps)
     classes: dict[int, str] = {}
     return [
-        _compare_step(a, s, link, classes)
-        for s, link in zip(a.steps, links, strict=True)
+        _compare_step(a, s, link, classes, ends)
+        for s, (link, ends) in zip(a.steps, _links(a.steps), strict=True)
         if s.measured is not None
     ]
 

@@ -190,14 +190,16 @@ def granularity(provider: str, model: str) -> int:
 _TOKENS = attrgetter("tokens")
 
 
-def read_end(step: StepAnalysis, read: float) -> int:
-    """The index of the block a read of ``read`` tokens ended in (-1: nothing read).
+def read_end(step: StepAnalysis, read: float, ends: list[int] | None = None) -> int:
+    """The index of the block a read of ``read`` tokens ended in (-1: nothing read);
+    ``ends``: where each of the step's blocks ends, if the caller has them.
 
     Anthropic reads end at a cache entry, a block boundary: the nearest one. Token-prefix
     reads end anywhere: the block containing the read's last token."""
     if read <= 0 or not step.blocks:
         return -1
-    ends = list(accumulate(map(_TOKENS, step.blocks)))  # never decreasing
+    if ends is None:
+        ends = list(accumulate(map(_TOKENS, step.blocks)))  # never decreasing
     above = bisect_left(ends, read)  # the first block whose end reaches the read
     if step.provider != "anthropic":
         return min(above, len(ends) - 1)

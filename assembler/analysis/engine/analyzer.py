@@ -325,7 +325,8 @@ def _analyze(
             bills.append((tokens, read, write, uncached, usd, usd_without_cache))
             prev = PreviousStep(blocks, read, write, mdl, prov, at, day, call.index, platform)
             continue
-        warnings = _warnings(result, assembled.assembly)
+        # a replayed request's records are its blocks, each emitted as sent: no build failed
+        warnings = result.notes if assembled.recorded else _warnings(result, assembled.assembly)
         if context and pricer.unpriced:
             warnings += (unpriced_warning(context, pricer.unpriced, mdl),)
             # what the step was priced in: a value with no price was billed as standard

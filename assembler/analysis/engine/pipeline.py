@@ -14,7 +14,7 @@ from assembler.design.context import Context, Profile
 from assembler.design.registry import Registry
 from assembler.design.wire import Wire, WireBlock, WireBuilder, leading_same
 from assembler.errors import UsageError
-from assembler.sessions.model import RecordedBlock, Session
+from assembler.sessions.model import RecordedBlock, RequestResolver, Session
 from assembler.sessions.recorded import RecordedWires
 from assembler.sessions.replay import Step, iter_steps, tree_options
 
@@ -116,6 +116,7 @@ class SessionAssembler:
         self.wire_builder = WireBuilder(self.layout.breakpoints, self.layout.breakpoint_ttl)
         self.recorded = RecordedWires()  # recorded requests keep their unchanged blocks
         self.recorded_records = RecordedAssemblies()  # and their records
+        self.resolver = RequestResolver()  # each request's blocks from the one before
         self.provider, self.model = provider, model
         # one what-if profile per recorded one, so builds memoized per profile stay memoized
         self._profiles: tuple[Profile, Profile] | None = None
@@ -137,7 +138,7 @@ class SessionAssembler:
     def assemble(self, step: Step) -> AssembledStep:
         if step.call.request is not None:
             # A recorded request is replayed as it was sent; no layout applies to it.
-            blocks = step.call.request.blocks()
+            blocks = self.resolver.blocks(step.call.request)
             wire = self.recorded.build(blocks)
             return AssembledStep(step, self.recorded_records.build(wire), wire, blocks)
         assembly = assemble(self.registry, self._context(step.context))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -105,9 +106,25 @@ def test_links_match_a_walk_over_every_block(steps: list[Step]) -> None:
             link.shared_blocks,
             link.shared_tokens,
         )
-        for link in _links(tuple(steps))  # type: ignore[arg-type]
+        for link, _ in _links(tuple(steps))  # type: ignore[arg-type]
     ]
     assert got == ref_links(steps)
+
+
+def test_a_prefix_held_by_a_run_of_steps_links_to_the_runs_last() -> None:
+    """Steps 1 and 2 keep step 0's blocks as the very objects; step 3 sends copies: the
+    latest step with that prefix is 2, though only step 0 hashed it."""
+    a, b = Block("system", "a", 1), Block("messages", "b", 2)
+    c = Block("messages", "c", 3)
+    steps = [Step((a, b)), Step((a, b, c)), Step((a, b, c))]
+    steps.append(Step(tuple(Block(x.section, x.text, x.tokens) for x in (a, b, c))))
+    index = {id(s): k for k, s in enumerate(steps)}  # by identity: steps 1 and 2 are equal
+    got = [
+        (None if link.prev is None else index[id(link.prev)], link.shared_blocks)
+        for link, _ in _links(tuple(steps))  # type: ignore[arg-type]
+    ]
+    assert got == [(None, 0), (0, 2), (1, 3), (2, 3)]
+    assert ref_links(steps)[3] == (2, 3, 6)
 
 
 @given(
@@ -121,3 +138,5 @@ def test_read_end_matches_a_walk_over_every_block(
 ) -> None:
     step = Step(tuple(found), provider)
     assert read_end(step, read) == ref_read_end(step, read)  # type: ignore[arg-type]
+    ends = list(accumulate(b.tokens for b in found))  # as the comparison hands them over
+    assert read_end(step, read, ends) == ref_read_end(step, read)  # type: ignore[arg-type]
