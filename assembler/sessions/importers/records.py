@@ -143,8 +143,8 @@ def read_jsonl(
             skipped.add(source, number, f"expected a JSON object, found {kind_of(value)}")
             continue
         # a \uD800-\uDFFF escape, perhaps half of a pair (JSON spells the u in lower
-        # case only); two byte searches, not a lower-cased copy of every line
-        if b"\\ud" in line or b"\\uD" in line:
+        # case only)
+        if _SURROGATE_ESCAPE.search(line):
             value = _whole_characters(value)
         if _ODD_COUNT.search(line):  # only then is the record walked for its usage
             bad = bad_usage(value)
@@ -154,6 +154,10 @@ def read_jsonl(
     return records
 
 
+#: The start of a surrogate's escape. One search for the literal ``\u`` and then the
+#: letter: JSON text is full of backslashes, where a search for ``\ud`` and one for ``\uD``
+#: each stop (the 221-request session's 2,386 lines: 1.7 ms against 4.5-5.4 ms).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")
 # A count key whose value is not null or an integer of at most 15 digits (under 2**53):
 # a byte scan that passes every ordinary line without building anything. The blanks after
 # the colon are taken whole (possessive): given back, they let the look-ahead start on a
