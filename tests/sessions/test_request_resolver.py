@@ -41,7 +41,7 @@ def forests(draw: st.DrawFn) -> list[RecordedRequest]:
     return made
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(forests(), st.data())
 def test_the_resolver_reads_what_the_chain_reads(made: list[RecordedRequest], data: st.DataObject) -> None:  # fmt: skip
     order = data.draw(st.lists(st.sampled_from(made), max_size=12) | st.just(made))

@@ -235,7 +235,7 @@ class StepText:
     def _inferred_text(self, inferred: tuple[tuple[str, int], ...]) -> str:
         """The step's ``inferred`` list, as ``scalar`` writes it at level 3, from one kept
         text per (block, tokens): a recorded session infers the same few blocks step after
-        step (the 221-request session: 9 a step, 2,087 in all, 79 distinct)."""
+        step (the 221-request session: 9 a step, 2,087 in all, 40 distinct)."""
         if not inferred:
             return "[]"
         texts = self._inferred
