@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assembler.analysis.bill import compare_measured, measured_check_json
 from assembler.analysis.engine.analyzer import analyze
 from assembler.analysis.engine.layouts import load_layout
 from assembler.analysis.engine.results import (
@@ -31,11 +32,13 @@ from assembler.analysis.engine.results import (
     StepAnalysis,
 )
 from assembler.analysis.reports.report_json import analysis_json, write_analysis_json
+from assembler.analysis.reports.report_json_steps import CHECK_FIELDS
 from assembler.sessions.generator import generate_session, write_session
 from assembler.sessions.loader import load_session
 from assembler.sessions.model import Usage
 
-SAMPLES = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*.yaml"))
+SAMPLES_DIR = Path(__file__).parents[2] / "sample_sessions"
+SAMPLES = sorted(SAMPLES_DIR.glob("*.yaml"))
 
 
 def _streamed(a: SessionAnalysis) -> str:
@@ -74,6 +77,17 @@ def test_a_kept_inferred_text_serves_only_its_own_types() -> None:
     b = replace(a, steps=steps)
     assert '"tokens": true' in _streamed(b)
     assert _streamed(b) == _dumped(b)
+
+
+def test_the_check_template_has_the_members_measured_check_json_writes() -> None:
+    """A check of other members is still written right (the generic walk), only slower: the
+    template's list of members is the comparison's own, so the two cannot drift apart."""
+    a = analyze(load_session(SAMPLES_DIR / "imported_claude_code.yaml"))
+    checks = compare_measured(a)
+    assert checks  # the sample carries billed usage
+    written = measured_check_json(checks[0])
+    assert tuple(written) == CHECK_FIELDS
+    assert tuple(written["read_end"]) == ("simulated", "measured")  # type: ignore[arg-type]
 
 
 def test_a_step_holding_other_than_ascii_is_written_alone(tmp_path: Path) -> None:

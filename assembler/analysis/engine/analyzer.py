@@ -326,7 +326,9 @@ def _analyze(
             prev = PreviousStep(blocks, read, write, mdl, prov, at, day, call.index, platform)
             continue
         # a replayed request's records are its blocks, each emitted as sent: no build failed
-        warnings = result.notes if assembled.recorded else _warnings(result, assembled.assembly)
+        warnings = (
+            result.notes if call.request is not None else _warnings(result, assembled.assembly)
+        )
         if context and pricer.unpriced:
             warnings += (unpriced_warning(context, pricer.unpriced, mdl),)
             # what the step was priced in: a value with no price was billed as standard
