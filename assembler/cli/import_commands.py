@@ -89,10 +89,11 @@ def _inputs(fmt: str, source: Path, subagents: Path | None) -> list[Path]:
     compaction files (an output over one of them would destroy it)."""
     if fmt != "claude-code":
         return [source]
-    from assembler.sessions.importers.claude_code import compaction_files, subagent_files
+    from assembler.sessions.importers.claude_code import side_files
 
     try:
-        return [source, *subagent_files(source, subagents), *compaction_files(source, subagents)]
+        subagent_files, compaction_files = side_files(source, subagents)
+        return [source, *subagent_files, *compaction_files]
     except ImporterError:  # a bad --subagents: the import itself says so
         return [source]
 

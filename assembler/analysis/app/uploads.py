@@ -408,28 +408,19 @@ def read_in_place(name: str, kind: str) -> ImportedUpload:
     folder found beside it as the ``import`` command finds it: what :func:`read_files`
     makes of the same bytes, without first copying the file and its subagents into a
     temporary folder (a tenth of a small transcript's analysis, measured)."""
-    path = Path(name)
-    real_subs = 0
-    if kind == CLAUDE_CODE:
-        from assembler.sessions.importers.claude_code import subagent_files
-
-        try:
-            real_subs = len(subagent_files(path, None))
-        except ImporterError as exc:
-            raise UploadError(str(exc)) from None
-    return _imported(name, kind, path, None, real_subs)
+    return _imported(name, kind, Path(name), None, None)
 
 
 def _imported(
-    name: str, kind: str, path: Path, folder: Path | None, real_subs: int
+    name: str, kind: str, path: Path, folder: Path | None, real_subs: int | None
 ) -> ImportedUpload:
-    """``path`` imported as ``kind``; messages name it ``name``, as the user knows it."""
+    """``path`` imported as ``kind``; messages name it ``name``, as the user knows it.
+    ``real_subs``: the subagent files uploaded with it; None: those the importer found."""
     shown = str(path)
     try:
         imported = import_session(kind, path, subagents=folder)
     except ImporterError as exc:
         raise UploadError(str(exc).replace(shown, name)) from None
     warnings = tuple(w.replace(shown, name) for w in imported.warnings)
-    return ImportedUpload(
-        name, kind, imported.data, _summary(kind, imported.data, real_subs), warnings
-    )
+    subs = imported.subagent_files if real_subs is None else real_subs
+    return ImportedUpload(name, kind, imported.data, _summary(kind, imported.data, subs), warnings)

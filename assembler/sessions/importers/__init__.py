@@ -12,6 +12,7 @@ cache engine (the token counter is an argument).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ def import_session(
     with collector_paused():  # a transcript read whole: many objects, no cycles
         imported = _import(format, path, count, subagents)
         cut = fit_texts(imported.data, count)
-    return Imported(imported.data, imported.warnings + cut) if cut else imported
+    return replace(imported, warnings=imported.warnings + cut) if cut else imported
 
 
 def _import(format: str, path: Path, count: TokenCount, subagents: Path | None) -> Imported:

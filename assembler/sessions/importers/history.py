@@ -279,6 +279,8 @@ def session_doc(
 class Imported:
     data: dict[str, Any]
     warnings: tuple[str, ...] = ()
+    #: the subagent transcripts read beside a Claude Code transcript (its summary says so)
+    subagent_files: int = 0
 
 
 # --- the unrecorded prefix ------------------------------------------------------------

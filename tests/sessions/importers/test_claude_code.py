@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from assembler.analysis.engine.importing import import_file, import_session
 from assembler.analysis.engine.pipeline import SessionAssembler
 from assembler.cache.tokenizers import counter
 from assembler.sessions.importers import ImporterError
+from assembler.sessions.importers.claude_code import side_files
 from assembler.sessions.model import Usage
 from assembler.sessions.replay import Step
 
@@ -225,6 +227,34 @@ def test_subagents_option_names_the_folder(tmp_path: Path) -> None:
     assert [s.call_path[-1] for s in got].count("subagent:a1b2c3") == 2
     with pytest.raises(ImporterError, match="--subagents: expected a folder"):
         import_file("claude-code", path, subagents=tmp_path / "missing")
+
+
+def test_the_folder_beside_is_found_once_for_subagents_and_compaction_calls(
+    tmp_path: Path,
+) -> None:
+    path = copy_main(tmp_path, with_subagents="session/subagents")
+    folder = tmp_path / "session" / "subagents"
+    shutil.copy(SUBAGENT, folder / "agent-acompact-0001.jsonl")
+    (folder / "notes.jsonl").write_text("")  # not an agent-*.jsonl: not read
+    assert side_files(path, None) == (
+        [folder / SUBAGENT.name],
+        [folder / "agent-acompact-0001.jsonl"],
+    )
+    # a relative path finds the same folder, named as it was given
+    relative = Path(os.path.relpath(path))
+    assert side_files(relative, None)[0] == [relative.parent / "session/subagents" / SUBAGENT.name]
+    (tmp_path / "bare").mkdir()
+    assert side_files(copy_main(tmp_path / "bare", with_subagents=None), None) == ([], [])
+
+
+def test_the_import_says_how_many_subagent_files_it_read(tmp_path: Path) -> None:
+    alone = import_session("claude-code", copy_main(tmp_path, with_subagents=None))
+    assert alone.subagent_files == 0
+    (tmp_path / "with").mkdir()
+    beside = import_session(
+        "claude-code", copy_main(tmp_path / "with", with_subagents="session/subagents")
+    )
+    assert beside.subagent_files == 1
 
 
 def test_a_subagent_no_result_names_is_placed_by_time(tmp_path: Path) -> None:

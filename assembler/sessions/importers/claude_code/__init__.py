@@ -10,10 +10,6 @@ Imports: ``assembler.sessions.importers`` (history, records, hidden, request_cac
 :mod:`assembler.limits`; never the cache engine (the token counter is an argument).
 """
 
-from assembler.sessions.importers.claude_code.importer import (
-    compaction_files,
-    import_claude_code,
-    subagent_files,
-)
+from assembler.sessions.importers.claude_code.importer import import_claude_code, side_files
 
-__all__ = ["compaction_files", "import_claude_code", "subagent_files"]
+__all__ = ["import_claude_code", "side_files"]

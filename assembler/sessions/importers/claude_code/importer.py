@@ -12,6 +12,7 @@ except ``summary`` for the title. See docs/importers.md.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -42,31 +43,33 @@ AGENT = "claude-code"
 
 def _folder(path: Path, folder: Path | None) -> Path | None:
     """``--subagents DIR``, else ``<stem>/subagents/`` or ``subagents/`` beside the file."""
-    candidates = (
-        [folder]
-        if folder is not None
-        else [path.parent / path.stem / "subagents", path.parent / "subagents"]
-    )
-    for d in candidates:
-        if d.is_dir():
-            return d
     if folder is not None:
+        if os.path.isdir(folder):
+            return folder
         raise ImporterError(str(folder), "--subagents: expected a folder of agent-*.jsonl files")
+    # strings, not Paths: a transcript without subagents (most of them) costs two stat calls
+    where = os.fspath(path)
+    for d in (
+        os.path.join(os.path.splitext(where)[0], "subagents"),
+        os.path.join(os.path.dirname(where), "subagents"),
+    ):
+        if os.path.isdir(d):
+            return Path(d)
     return None
 
 
-def subagent_files(path: Path, folder: Path | None) -> list[Path]:
-    """The subagent transcripts: every ``agent-*.jsonl`` but the compaction calls."""
+def side_files(path: Path, folder: Path | None) -> tuple[list[Path], list[Path]]:
+    """The subagent transcripts (``agent-*.jsonl``) and the compaction calls
+    (``agent-acompact*.jsonl``, made on the main model) beside ``path``: the folder is
+    found and listed once for both."""
     d = _folder(path, folder)
     if d is None:
-        return []
-    return sorted(p for p in d.glob("agent-*.jsonl") if not _is_compaction_file(p))
-
-
-def compaction_files(path: Path, folder: Path | None) -> list[Path]:
-    """``agent-acompact-*.jsonl``: the /compact calls, made on the main model."""
-    d = _folder(path, folder)
-    return sorted(d.glob("agent-acompact*.jsonl")) if d is not None else []
+        return [], []
+    found = sorted(d.glob("agent-*.jsonl"))
+    return (
+        [p for p in found if not _is_compaction_file(p)],
+        [p for p in found if _is_compaction_file(p)],
+    )
 
 
 def _is_compaction_file(p: Path) -> bool:
@@ -160,16 +163,17 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
     main, *inline = read_transcript(path, _records(path, skipped, dropped), count, dropped)
     if not main.requests:
         raise _missing_main(path, main, inline)
+    sub_files, compactions = side_files(path, subagents)
     subs = inline + [
         t
-        for f in subagent_files(path, subagents)
+        for f in sub_files
         for t in read_transcript(
             f, _records(f, skipped, dropped), count, dropped, sidechains=False, thread=f.stem
         )
     ]
     calls = [
         t
-        for f in compaction_files(path, subagents)
+        for f in compactions
         for t in read_transcript(
             f,
             _records(f, skipped, dropped),
@@ -210,4 +214,4 @@ def import_claude_code(path: Path, count: TokenCount, *, subagents: Path | None 
         token_scale=scales,
         shared=True,
     )
-    return Imported(data, skipped.warnings(str(path)) + dropped.warnings())
+    return Imported(data, skipped.warnings(str(path)) + dropped.warnings(), len(sub_files))
