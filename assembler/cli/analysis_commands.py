@@ -14,10 +14,10 @@ import argparse
 import csv
 import gc
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assembler.analysis.engine import TTLS, Layout, holds_frozen, load_layout
@@ -157,7 +157,7 @@ def human_analysis(
 
 def is_batch_target(target: str) -> bool:
     """A folder, a glob or a zip of several sessions, not one session's file."""
-    if Path(target).is_file() and not target.lower().endswith(".zip"):
+    if os.path.isfile(target) and not target.lower().endswith(".zip"):
         return False  # surely one session: the batch machinery is not imported
     from assembler.analysis.app import is_many
 

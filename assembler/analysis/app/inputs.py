@@ -14,6 +14,7 @@ One session is named by a string a worker process can open again: a file's path,
 from __future__ import annotations
 
 import glob
+import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -87,6 +88,8 @@ def session_names(target: str) -> list[str]:
     path = Path(target)
     if _zip_member(target) is not None:
         return [target]
+    if os.path.isfile(target) and path.suffix.lower() != ZIP:  # the common case, one stat
+        return [str(path)]
     if path.is_dir():
         files = [p for p in path.rglob("*") if _wanted(p) and not _claimed(p)]
         what = "folder"
@@ -178,7 +181,7 @@ def open_session(name: str) -> Opened:
         # the member's own name, so its session id and its subagent files read as unzipped
         return _opened(name, _zip_member_files(archive, inner), inner)
     path = Path(name)
-    if not path.exists():
+    if not os.path.exists(name):
         raise InputError(f"{name}: cannot read the file: no such file")
     raw = _read(path)
     kind = recognise(name, raw)
