@@ -241,6 +241,8 @@ def preview(text: str, limit: int = PREVIEW) -> str:
 def as_int(value: Any) -> int:
     """A usage count: a whole number 0 to 2**53 - 1 (a float that is one taken); anything
     else counts as 0. Counts in a record's usage objects are checked as it is read."""
+    if type(value) is int:  # what JSON reads a count as (a bool's type is bool)
+        return value if 0 < value <= MAX_INT else 0
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_INT:

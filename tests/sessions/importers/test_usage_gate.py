@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.sessions.importers.records import _ODD_COUNT, bad_usage
+from assembler.sessions.importers.records import _ODD_COUNT, as_int, bad_usage
 
 #: Counts an ordinary line holds (the scan walks 16 digits, some of which are under 2**53).
 GOOD = st.one_of(st.none(), st.integers(0, 10**15 - 1))
@@ -57,3 +57,25 @@ def test_a_line_with_an_odd_count_is_always_walked(
         return
     line = json.dumps(value, separators=separators).encode()
     assert _ODD_COUNT.search(line) is not None, line
+
+
+class _Count(int):
+    """An int subclass: not what JSON reads, still a whole number."""
+
+
+@settings(max_examples=300)
+@given(
+    st.one_of(
+        st.integers(-(2**60), 2**60),
+        st.floats(),
+        st.booleans(),
+        st.none(),
+        st.text(max_size=3),
+        st.integers(-5, 2**54).map(_Count),
+    )
+)
+def test_a_count_is_a_whole_number_in_range_else_zero(value: Any) -> None:
+    whole = value.is_integer() if isinstance(value, float) else isinstance(value, int)
+    number = int(value) if whole and not isinstance(value, bool) else None
+    expected = number if number is not None and 0 < number <= 2**53 - 1 else 0
+    assert as_int(value) == expected
