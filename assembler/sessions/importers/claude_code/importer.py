@@ -48,11 +48,8 @@ def _folder(path: Path, folder: Path | None) -> Path | None:
             return folder
         raise ImporterError(str(folder), "--subagents: expected a folder of agent-*.jsonl files")
     # strings, not Paths: a transcript without subagents (most of them) costs two stat calls
-    where = os.fspath(path)
-    for d in (
-        os.path.join(os.path.splitext(where)[0], "subagents"),
-        os.path.join(os.path.dirname(where), "subagents"),
-    ):
+    parent = os.path.dirname(path)
+    for d in (os.path.join(parent, path.stem, "subagents"), os.path.join(parent, "subagents")):
         if os.path.isdir(d):
             return Path(d)
     return None
