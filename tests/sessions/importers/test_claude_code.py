@@ -243,6 +243,12 @@ def test_the_folder_beside_is_found_once_for_subagents_and_compaction_calls(
     # a relative path finds the same folder, named as it was given
     relative = Path(os.path.relpath(path))
     assert side_files(relative, None)[0] == [relative.parent / "session/subagents" / SUBAGENT.name]
+    # the folder is named after the file's stem as pathlib spells it (a trailing dot kept)
+    odd = tmp_path / "odd" / "session."
+    (odd.parent / "session." / "subagents").mkdir(parents=True)
+    shutil.copy(CLAUDE, odd)
+    shutil.copy(SUBAGENT, odd.parent / "session." / "subagents" / SUBAGENT.name)
+    assert side_files(odd, None)[0] == [odd.parent / "session." / "subagents" / SUBAGENT.name]
     (tmp_path / "bare").mkdir()
     assert side_files(copy_main(tmp_path / "bare", with_subagents=None), None) == ([], [])
 
