@@ -42,13 +42,13 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-# The parser is the same for every input, so it is built once per process, with the imports:
-# its 80 arguments' help strings each ask gettext for a catalogue (3 ms, measured). Parsing
-# does not change it; every call gets a fresh namespace.
 def build_parser() -> argparse.ArgumentParser:
     return _parsers()[0]
 
 
+# The parser is the same for every input, so it is built once per process, with the imports:
+# its 80 arguments' help strings each ask gettext for a catalogue (3 ms, measured). Parsing
+# does not change it; every call gets a fresh namespace.
 @functools.cache
 def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top-level parser, and each command's own parser by its name."""

@@ -200,9 +200,14 @@ class RecordedRequest(Sequence[RecordedBlock]):
 
     def blocks(self) -> tuple[RecordedBlock, ...]:
         """The resolved blocks, markers as this request records them."""
-        if not self._keep and not self._marks and not self._hour_marks:
-            return self._tail  # a whole request: its own blocks, the same object each read
+        if self._whole:
+            return self._tail  # its own blocks, the same object each read
         return self._with_marks(*self._kept())
+
+    @property
+    def _whole(self) -> bool:
+        """A whole request: nothing kept from another, no marker of its own."""
+        return not self._keep and not self._marks and not self._hour_marks
 
     def _kept(self) -> tuple[tuple[RecordedBlock, ...], tuple[RecordedRequest, ...]]:
         """The first ``_keep`` blocks without markers, and the request whose tail holds
@@ -305,7 +310,7 @@ class RequestResolver:
         else:
             kept, owners = request._kept()
         self._last, self._kept, self._owners = request, kept, owners
-        if not request._keep and not request._marks and not request._hour_marks:
+        if request._whole:
             return request._tail
         return request._with_marks(kept, owners)
 
