@@ -19,12 +19,16 @@ def research_session() -> Session:
     return load_session(SAMPLES / "research_agent.yaml")
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _nothing_stays_frozen() -> Iterator[None]:
     """The app freezes every object alive once it holds an analysis (freeze_for_reuse), as a
-    server should; in a test process that is every object of every test run before. They
-    go back to the collector after each test, so that no test runs on another's frozen
-    heap."""
+    server should; in a test process that is every object of every module run before. They
+    go back to the collector after each module, so that no module runs on another's frozen
+    heap. Not after each test: each freeze first collects whatever is not frozen, and a
+    test process holds 300,000–750,000 objects. Thawed after every test, the app's tests
+    made 46 s of the unit run's 58 s of full collections, 0.16 s each (measured with
+    ``gc.callbacks``); frozen between a module's tests, a freeze walks only what the tests
+    since the last one left."""
     yield
     release_frozen()
 

@@ -81,7 +81,7 @@ def test_positional_fields_hold_what_they_name(research_session: Session) -> Non
 def collecting() -> Iterator[None]:
     was = gc.isenabled()
     gc.enable()
-    gc.unfreeze()  # what an in-process CLI run froze before: only generations change
+    release_frozen()  # what an earlier test froze: only generations change
     yield
     if not was:
         gc.disable()
