@@ -22,7 +22,7 @@ def research_session() -> Session:
 @pytest.fixture(autouse=True, scope="module")
 def _nothing_stays_frozen() -> Iterator[None]:
     """The app freezes every object alive once it holds an analysis (freeze_for_reuse), as a
-    server should; in a test process that is every object of every module run before. They
+    server should; in a test process that is every object alive, whichever test made it. They
     go back to the collector after each module, so that no module runs on another's frozen
     heap. Not after each test: each freeze first collects whatever is not frozen, and a
     test process holds 300,000–750,000 objects. Thawed after every test, the app's tests
